@@ -1,0 +1,73 @@
+import HTTPTypes
+
+/// Attaches `Authorization: Bearer <token>` from an asynchronous token provider, only for trusted origins.
+///
+/// The token goes only to the origins given here, or, by default, to the origins of the client's configured
+/// servers; a request to any other origin (a CDN link the API returned, a redirect target) never carries it.
+/// It is never put in a query string. A request whose ``Request/authentication`` is ``AuthenticationRequirement/none``
+/// skips this adapter; one that is ``AuthenticationRequirement/required`` fails with
+/// ``CourierError/Code/missingCredential`` when the provider has no token or the origin is not trusted.
+///
+/// ```swift
+/// let client = Client(server: production, transport: transport, adapters: [.bearer { await session.token }])
+/// ```
+public struct BearerTokenAdapter: RequestAdapter {
+    /// Returns the current token, or `nil` when signed out.
+    public typealias TokenProvider = @Sendable () async throws -> String?
+
+    /// The origins that receive the token; `nil` means the client's configured servers.
+    public let origins: Set<Origin>?
+    private let token: TokenProvider
+
+    /// Creates a bearer-token adapter.
+    ///
+    /// - Parameters:
+    ///   - origins: The origins that may receive the token; `nil` (the default) trusts the client's servers.
+    ///   - token: Returns the current token; called once per attempt.
+    public init(origins: Set<Origin>? = nil, token: @escaping TokenProvider) {
+        self.origins = origins
+        self.token = token
+    }
+
+    /// `bearer`.
+    public var name: String { "bearer" }
+
+    /// Attaches the token when the request's origin is trusted.
+    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        guard context.authentication != .none else { return request }
+        let trusted = origins ?? Set(context.knownServers.compactMap(\.origin))
+        guard let origin = request.origin, trusted.contains(origin) else {
+            if context.authentication == .required {
+                throw CourierError(
+                    code: .missingCredential,
+                    stage: .adapt,
+                    message: "the request's origin is not one the credential may be sent to"
+                )
+            }
+            return request
+        }
+        guard let token = try await token(), !token.isEmpty else {
+            if context.authentication == .required {
+                throw CourierError(code: .missingCredential, stage: .adapt, message: "no access token is available")
+            }
+            return request
+        }
+        var request = request
+        request.head.headerFields[.authorization] = try HeaderValidation.validatedValue(
+            "Bearer \(token)",
+            for: "Authorization",
+            redacted: true
+        )
+        return request
+    }
+}
+
+extension RequestAdapter where Self == BearerTokenAdapter {
+    /// Attaches a bearer token for the given origins (by default the client's servers).
+    public static func bearer(
+        origins: Set<Origin>? = nil,
+        token: @escaping BearerTokenAdapter.TokenProvider
+    ) -> BearerTokenAdapter {
+        BearerTokenAdapter(origins: origins, token: token)
+    }
+}

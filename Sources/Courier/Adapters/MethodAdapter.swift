@@ -1,0 +1,25 @@
+public import HTTPTypes
+
+/// Sets the request method.
+public struct MethodAdapter: RequestAdapter {
+    /// The method to set.
+    public let method: HTTPRequest.Method
+
+    /// Creates an adapter that sets `method`.
+    public init(_ method: HTTPRequest.Method) { self.method = method }
+
+    /// `method`.
+    public var name: String { "method" }
+
+    /// Sets the method.
+    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        var request = request
+        request.head.method = method
+        return request
+    }
+}
+
+extension RequestAdapter where Self == MethodAdapter {
+    /// Sets the request method.
+    public static func method(_ method: HTTPRequest.Method) -> MethodAdapter { MethodAdapter(method) }
+}

@@ -1,0 +1,109 @@
+public import Foundation
+public import Logging
+
+/// One small change to the outgoing request: its method, query, body, a header, a credential.
+///
+/// Adapters run in order on every attempt (a restart after a token refresh runs them again, so a new token is
+/// picked up). The request's ``Request/adapters`` run first, then the client's
+/// (``Client/Configuration/adapters``). An adapter may suspend (to fetch a token) and may throw; a thrown error
+/// fails the call with the stage ``CourierError/Stage/adapt``.
+///
+/// Built-ins are reachable by static-member lookup:
+///
+/// ```swift
+/// var adapters: [any RequestAdapter] {
+///     standardAdapters + [.header("X-Trace", traceID), .userAgent("MyApp/2.1")]
+/// }
+/// ```
+public protocol RequestAdapter: Sendable {
+    /// A short name for the decision trace and logs, such as `bearer`.
+    var name: String { get }
+
+    /// Returns `request` with this adapter's change applied.
+    ///
+    /// - Parameters:
+    ///   - request: The request so far.
+    ///   - context: The attempt, server, coders and authentication requirement of this call.
+    /// - Throws: ``CourierError`` (or any error, which Courier wraps) when the request cannot be adapted.
+    func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest
+}
+
+/// What an adapter knows about the call it shapes.
+public struct AdapterContext: Sendable {
+    /// The 1-based attempt number (restarts increase it).
+    public var attempt: Int
+    /// The server this attempt goes to.
+    public var server: Server
+    /// Every server the client is configured with (for origin checks).
+    public var knownServers: [Server]
+    /// The request's authentication requirement.
+    public var authentication: AuthenticationRequirement
+    /// The client's JSON encoder.
+    public var jsonEncoder: JSONEncoder
+    /// The client's query-string encoder.
+    public var queryEncoder: URLEncodedFormEncoder
+    /// The client's form-body encoder.
+    public var formEncoder: URLEncodedFormEncoder
+    /// The client's logger.
+    public var logger: Logger
+
+    /// Creates an adapter context (for tests of a single adapter).
+    public init(
+        attempt: Int = 1,
+        server: Server,
+        knownServers: [Server]? = nil,
+        authentication: AuthenticationRequirement = .optional,
+        jsonEncoder: JSONEncoder = JSONEncoder(),
+        queryEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
+        formEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
+        logger: Logger = Client.Configuration.disabledLogger
+    ) {
+        self.attempt = attempt
+        self.server = server
+        self.knownServers = knownServers ?? [server]
+        self.authentication = authentication
+        self.jsonEncoder = jsonEncoder
+        self.queryEncoder = queryEncoder
+        self.formEncoder = formEncoder
+        self.logger = logger
+    }
+}
+
+/// An adapter made from a closure, for one-off changes.
+///
+/// ```swift
+/// .custom("signature") { request, _ in
+///     var request = request
+///     request.head.headerFields[.init("X-Signature")!] = sign(request)
+///     return request
+/// }
+/// ```
+public struct ClosureAdapter: RequestAdapter {
+    /// The name shown in traces.
+    public let name: String
+    private let body: @Sendable (OutgoingRequest, AdapterContext) async throws -> OutgoingRequest
+
+    /// Creates an adapter from a closure.
+    public init(
+        name: String,
+        _ body: @escaping @Sendable (OutgoingRequest, AdapterContext) async throws -> OutgoingRequest
+    ) {
+        self.name = name
+        self.body = body
+    }
+
+    /// Runs the closure.
+    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        try await body(request, context)
+    }
+}
+
+extension RequestAdapter where Self == ClosureAdapter {
+    /// An adapter made from a closure.
+    public static func custom(
+        _ name: String,
+        _ body: @escaping @Sendable (OutgoingRequest, AdapterContext) async throws -> OutgoingRequest
+    ) -> ClosureAdapter {
+        ClosureAdapter(name: name, body)
+    }
+}

@@ -1,0 +1,66 @@
+import HTTPTypes
+
+/// Sets `User-Agent`, unless the request already has one.
+///
+/// The client runs ``UserAgentAdapter/courier`` by default, so every request names the library; a request or a
+/// client adapter that sets its own `User-Agent` earlier wins.
+public struct UserAgentAdapter: RequestAdapter {
+    /// The value to send.
+    public let userAgent: String
+    /// Whether an existing `User-Agent` is replaced.
+    public let replacesExisting: Bool
+
+    /// Creates a user-agent adapter.
+    public init(_ userAgent: String, replacesExisting: Bool = false) {
+        self.userAgent = userAgent
+        self.replacesExisting = replacesExisting
+    }
+
+    /// `userAgent`.
+    public var name: String { "userAgent" }
+
+    /// `Courier/<version> (<OS>)`.
+    public static let courier = UserAgentAdapter("Courier/\(Courier.version) (\(Courier.platformName))")
+
+    /// Sets the header.
+    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        guard replacesExisting || request.head.headerFields[.userAgent] == nil else { return request }
+        var request = request
+        request.head.headerFields[.userAgent] = try HeaderValidation.validatedValue(userAgent, for: "User-Agent")
+        return request
+    }
+}
+
+extension RequestAdapter where Self == UserAgentAdapter {
+    /// Sets `User-Agent`, replacing any earlier value.
+    public static func userAgent(_ value: String) -> UserAgentAdapter {
+        UserAgentAdapter(value, replacesExisting: true)
+    }
+}
+
+/// Facts about the library itself.
+public enum Courier {
+    /// The library version, as sent in the default `User-Agent`.
+    public static let version = "0.1.0"
+
+    /// The operating system name used in the default `User-Agent`.
+    public static var platformName: String {
+        #if os(Linux)
+            "Linux"
+        #elseif os(macOS)
+            "macOS"
+        #elseif os(iOS)
+            "iOS"
+        #elseif os(tvOS)
+            "tvOS"
+        #elseif os(watchOS)
+            "watchOS"
+        #elseif os(visionOS)
+            "visionOS"
+        #elseif os(Windows)
+            "Windows"
+        #else
+            "unknown"
+        #endif
+    }
+}

@@ -1,0 +1,106 @@
+public import Foundation
+public import Logging
+
+extension Client {
+    /// Everything about a client except its servers and transport.
+    public struct Configuration: Sendable {
+        /// The default for ``maxResponseBodySize``: 10 MiB.
+        public static let defaultMaxResponseBodySize = 10 * 1024 * 1024
+
+        /// A logger that discards everything (the default: Courier is silent unless given a logger).
+        public static let disabledLogger = Logger(label: "courier", factory: { _ in SwiftLogNoOpLogHandler() })
+
+        /// Adapters run on every request after the request's own: authentication, user agent.
+        /// Default: `[UserAgentAdapter.courier]`.
+        public var adapters: [any RequestAdapter]
+        /// Decisions run on every response before the request's own: redirects, token refresh, retries.
+        /// Default: none.
+        public var decisions: [any Decision]
+        /// Encodes JSON bodies.
+        public var jsonEncoder: JSONEncoder
+        /// Decodes JSON bodies and error bodies.
+        public var jsonDecoder: JSONDecoder
+        /// Encodes query strings (spaces as `%20`).
+        public var queryEncoder: URLEncodedFormEncoder
+        /// Encodes form bodies.
+        public var formEncoder: URLEncodedFormEncoder
+        /// The largest response body read into memory. Default: 10 MiB.
+        public var maxResponseBodySize: Int
+        /// The most restarts one call may take before failing with ``CourierError/Code/tooManyRestarts``.
+        /// Default: 20 (as OkHttp's follow-up limit).
+        public var maxRestarts: Int
+        /// A deadline for a whole call, restarts included, unless the request sets its own. Default: none.
+        public var timeout: Duration?
+        /// Which hosts may be reached over cleartext `http`. Default: loopback only.
+        public var cleartextPolicy: CleartextPolicy
+        /// Which secrets are hidden in logs, traces, errors and cURL descriptions.
+        public var redactor: Redactor
+        /// The logger for one line per call. Default: disabled.
+        public var logger: Logger
+        /// The clock decisions sleep on (retry backoff). Inject a test clock to make tests instant.
+        public var clock: any Clock<Duration>
+
+        /// Creates a configuration; every parameter has a default.
+        public init(
+            adapters: [any RequestAdapter] = [UserAgentAdapter.courier],
+            decisions: [any Decision] = [],
+            jsonEncoder: JSONEncoder = JSONEncoder(),
+            jsonDecoder: JSONDecoder = JSONDecoder(),
+            queryEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
+            formEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
+            maxResponseBodySize: Int = Configuration.defaultMaxResponseBodySize,
+            maxRestarts: Int = 20,
+            timeout: Duration? = nil,
+            cleartextPolicy: CleartextPolicy = .loopbackOnly,
+            redactor: Redactor = .default,
+            logger: Logger = Configuration.disabledLogger,
+            clock: any Clock<Duration> = ContinuousClock()
+        ) {
+            self.adapters = adapters
+            self.decisions = decisions
+            self.jsonEncoder = jsonEncoder
+            self.jsonDecoder = jsonDecoder
+            self.queryEncoder = queryEncoder
+            self.formEncoder = formEncoder
+            self.maxResponseBodySize = maxResponseBodySize
+            self.maxRestarts = maxRestarts
+            self.timeout = timeout
+            self.cleartextPolicy = cleartextPolicy
+            self.redactor = redactor
+            self.logger = logger
+            self.clock = clock
+        }
+    }
+}
+
+/// Which hosts a client may reach over cleartext `http://`.
+///
+/// Linux has no App Transport Security, so Courier enforces this itself: a request to a disallowed host fails
+/// with ``CourierError/Code/invalidURL`` before anything is sent.
+public enum CleartextPolicy: Hashable, Sendable {
+    /// Only `localhost`, `127.0.0.0/8` and `::1` (the default).
+    case loopbackOnly
+    /// Loopback and these hosts (compared case-insensitively).
+    case hosts(Set<String>)
+    /// Any host. Use for trusted networks only.
+    case always
+    /// No host, not even loopback.
+    case never
+
+    /// Whether `host` may be reached over `http`.
+    public func allows(host: String) -> Bool {
+        let host = host.lowercased()
+        switch self {
+        case .always: return true
+        case .never: return false
+        case .loopbackOnly: return Self.isLoopback(host)
+        case .hosts(let hosts): return Self.isLoopback(host) || hosts.contains { $0.lowercased() == host }
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "[::1]" || host.hasSuffix(".localhost") { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+        return octets.count == 4 && octets.allSatisfy { $0 != nil } && octets.first == 127
+    }
+}

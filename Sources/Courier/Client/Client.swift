@@ -1,0 +1,135 @@
+import Foundation
+
+/// Sends typed ``Request`` values through Courier's pipeline and returns their typed responses.
+///
+/// A client is an immutable, `Sendable` value: its servers, transport and ``Configuration``. Copy it freely;
+/// ``switching(to:)`` returns a client for another environment that shares the same transport.
+///
+/// ```swift
+/// let client = Client(server: Server(baseURL: url), transport: transport)
+/// let value = try await client.send(HTTPBinPost(foo: "bar"))        // value.form.foo == "bar"
+/// let task = client.send(HTTPBinPost(foo: "bar")) { result in print(result) }
+/// task.cancel()
+/// ```
+public struct Client: Sendable {
+    /// The servers, one per environment.
+    public let servers: [Environment: Server]
+    /// The environment requests go to unless they choose another.
+    public let environment: Environment
+    /// What sends the requests.
+    public let transport: any Transport
+    /// Coders, adapters, decisions, limits and logging.
+    public let configuration: Configuration
+
+    /// Creates a client for one server.
+    ///
+    /// - Parameters:
+    ///   - server: Where requests go; its ``Server/environment`` becomes the client's environment.
+    ///   - transport: What sends the requests.
+    ///   - configuration: Coders, adapters, decisions, limits and logging.
+    public init(server: Server, transport: any Transport, configuration: Configuration = Configuration()) {
+        self.init(
+            servers: [server], environment: server.environment, transport: transport, configuration: configuration)
+    }
+
+    /// Creates a client for several environments.
+    ///
+    /// - Parameters:
+    ///   - servers: One server per environment; a later server for the same environment replaces an earlier one.
+    ///   - environment: The environment requests go to by default. A request to an environment with no server
+    ///     fails with ``CourierError/Code/invalidURL``.
+    ///   - transport: What sends the requests.
+    ///   - configuration: Coders, adapters, decisions, limits and logging.
+    public init(
+        servers: [Server],
+        environment: Environment,
+        transport: any Transport,
+        configuration: Configuration = Configuration()
+    ) {
+        var byEnvironment: [Environment: Server] = [:]
+        for server in servers { byEnvironment[server.environment] = server }
+        self.servers = byEnvironment
+        self.environment = environment
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    /// A client like this one that sends to `environment` by default.
+    public func switching(to environment: Environment) -> Client {
+        Client(
+            servers: Array(servers.values), environment: environment, transport: transport, configuration: configuration
+        )
+    }
+
+    /// A client like this one with a changed configuration.
+    ///
+    /// ```swift
+    /// let verbose = client.configured { $0.logger = logger }
+    /// ```
+    public func configured(_ change: (inout Configuration) -> Void) -> Client {
+        var configuration = configuration
+        change(&configuration)
+        return Client(
+            servers: Array(servers.values), environment: environment, transport: transport, configuration: configuration
+        )
+    }
+
+    /// Sends `request` and returns its parsed response.
+    ///
+    /// Runs the pipeline: resolve the URL, run the adapters, validate, send, run the decisions (restarting when
+    /// one asks), parse. Cancellation of the calling task is honoured at every step.
+    ///
+    /// - Returns: The request's ``Request/Response``.
+    /// - Throws: ``CourierError`` describing what failed and where; `CancellationError` when cancelled.
+    public func send<R: Request>(_ request: R) async throws -> R.Response {
+        try await Pipeline(client: self, request: request).run()
+    }
+
+    /// Sends `request` and calls `completion` with the result; returns a handle that cancels the call.
+    ///
+    /// `completion` runs once, on an arbitrary thread, also after cancellation (with `CancellationError`).
+    @discardableResult
+    public func send<R: Request>(
+        _ request: R,
+        completion: @escaping @Sendable (Result<R.Response, any Error>) -> Void
+    ) -> RequestTask {
+        let task = Task {
+            do {
+                completion(.success(try await send(request)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+        return RequestTask(task)
+    }
+
+    /// The server a request goes to: its own, else its environment's, else the client's.
+    func server(for request: some Request) throws -> Server {
+        if let server = request.server { return server }
+        let environment = request.environment ?? environment
+        guard let server = servers[environment] else {
+            throw CourierError(
+                code: .invalidURL,
+                stage: .resolve,
+                message: "the client has no server for the environment '\(environment)'"
+            )
+        }
+        return server
+    }
+}
+
+/// A handle on a call started with the completion-handler form of ``Client/send(_:completion:)``.
+public struct RequestTask: Sendable, Hashable {
+    private let task: Task<Void, Never>
+
+    init(_ task: Task<Void, Never>) { self.task = task }
+
+    /// Cancels the call; its completion receives `CancellationError` unless it already finished.
+    public func cancel() { task.cancel() }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { task.isCancelled }
+
+    /// Waits until the completion handler has run.
+    public func wait() async { await task.value }
+}

@@ -1,0 +1,289 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+/// One call through Courier: resolve → adapt → validate → send → decide → parse, restarting when a decision asks.
+struct Pipeline<R: Request>: Sendable {
+    let client: Client
+    let request: R
+    private var configuration: Client.Configuration { client.configuration }
+
+    init(client: Client, request: R) {
+        self.client = client
+        self.request = request
+    }
+
+    /// Runs the call under the request's (or client's) deadline, then logs its one line.
+    func run() async throws -> R.Response {
+        let start = ContinuousClock.now
+        let state = LockedBox(CallRecord())
+        do {
+            let value: R.Response
+            if let timeout = request.timeout ?? configuration.timeout {
+                value = try await withDeadline(timeout, start: start, state: state)
+            } else {
+                value = try await attempts(deadline: nil, state: state)
+            }
+            log(state.withLock { $0 }, start: start, error: nil)
+            return value
+        } catch {
+            let record = state.withLock { $0 }
+            let error = record.finalize(error, redactor: configuration.redactor)
+            log(record, start: start, error: error)
+            throw error
+        }
+    }
+
+    private func withDeadline(
+        _ timeout: Duration,
+        start: ContinuousClock.Instant,
+        state: LockedBox<CallRecord>
+    ) async throws -> R.Response {
+        let deadline = start.advanced(by: timeout)
+        return try await withThrowingTaskGroup(of: R.Response?.self) { group in
+            group.addTask { try await attempts(deadline: deadline, state: state) }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            if let first = try await group.next(), let value = first {
+                return value
+            }
+            try Task.checkCancellation()
+            throw CourierError(
+                code: .timedOut,
+                stage: state.withLock { $0.stage },
+                message: "the call did not finish within its deadline of \(timeout)"
+            )
+        }
+    }
+
+    /// The attempt loop: each turn runs adapters, sends and decides; a restart goes round again.
+    private func attempts(deadline: ContinuousClock.Instant?, state: LockedBox<CallRecord>) async throws -> R.Response {
+        var decisions = configuration.decisions + request.decisions
+        var attempt = 0
+        var restarts = 0
+        let server = try client.server(for: request)
+        let limit = request.maxResponseBodySize ?? configuration.maxResponseBodySize
+        while true {
+            try Task.checkCancellation()
+            attempt += 1
+            state.withLock { $0.begin(attempt: attempt) }
+
+            let outgoing = try await prepare(server: server, attempt: attempt, state: state)
+
+            state.withLock { $0.stage = .transport }
+            let context = TransportContext(
+                deadline: deadline,
+                maxResponseBodySize: limit,
+                attempt: attempt,
+                logger: configuration.logger
+            )
+            let sent = try await client.transport.send(outgoing, context: context)
+            state.withLock { $0.response = sent.head }
+            let body = try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
+            var received = ReceivedResponse(head: sent.head, body: body)
+            state.withLock {
+                $0.bodySize = body.count
+                $0.body = body
+            }
+            try Task.checkCancellation()
+
+            state.withLock { $0.stage = .decide }
+            var index = 0
+            var restartWith: [any Decision]?
+            decide: while index < decisions.count {
+                let decision = decisions[index]
+                let decisionContext = DecisionContext(
+                    request: outgoing.head,
+                    canResendBody: outgoing.body?.isReplayable ?? true,
+                    attempt: attempt,
+                    restarts: restarts,
+                    decisions: decisions,
+                    index: index,
+                    clock: configuration.clock,
+                    jsonDecoder: configuration.jsonDecoder,
+                    logger: configuration.logger
+                )
+                guard decision.shouldApply(to: received, context: decisionContext) else {
+                    index += 1
+                    continue
+                }
+                let action: DecisionAction
+                do {
+                    action = try await decision.decide(received, context: decisionContext)
+                } catch {
+                    state.withLock { $0.trace.record(.decision, decision.name, .failed, attempt: attempt) }
+                    throw error
+                }
+                switch action {
+                case .continue(let response):
+                    state.withLock { $0.trace.record(.decision, decision.name, .succeeded, attempt: attempt) }
+                    received = response
+                    index += 1
+                case .done(let response):
+                    state.withLock { $0.trace.record(.decision, decision.name, .finished, attempt: attempt) }
+                    received = response
+                    break decide
+                case .fail(let error):
+                    state.withLock { $0.trace.record(.decision, decision.name, .failed, attempt: attempt) }
+                    throw error
+                case .restart(let next):
+                    state.withLock { $0.trace.record(.decision, decision.name, .restarted, attempt: attempt) }
+                    restartWith = next
+                    break decide
+                }
+            }
+            if let next = restartWith {
+                restarts += 1
+                guard restarts <= configuration.maxRestarts else {
+                    throw CourierError(
+                        code: .tooManyRestarts,
+                        stage: .decide,
+                        message:
+                            "the decisions restarted the call \(restarts) times (at most \(configuration.maxRestarts))"
+                    )
+                }
+                if let body = outgoing.body, !body.isReplayable {
+                    throw CourierError(
+                        code: .bodyNotReplayable,
+                        stage: .decide,
+                        message: "a decision asked to restart, but the request's body is a one-shot stream"
+                    )
+                }
+                decisions = next
+                continue
+            }
+
+            state.withLock { $0.stage = .parse }
+            let value: R.Response
+            do {
+                value = try request.parser.parse(
+                    received,
+                    context: ParseContext(request: outgoing.head, jsonDecoder: configuration.jsonDecoder)
+                )
+            } catch {
+                state.withLock { $0.trace.record(.parse, "parse", .failed, attempt: attempt) }
+                throw error
+            }
+            state.withLock { $0.trace.record(.parse, "parse", .succeeded, attempt: attempt) }
+            return value
+        }
+    }
+
+    /// Resolve, adapt and validate: the request as it goes on the wire.
+    private func prepare(server: Server, attempt: Int, state: LockedBox<CallRecord>) async throws -> OutgoingRequest {
+        state.withLock { $0.stage = .resolve }
+        var outgoing = try RequestResolver.resolve(path: request.path, on: server)
+        state.withLock { $0.request = outgoing.head }
+
+        state.withLock { $0.stage = .adapt }
+        let context = AdapterContext(
+            attempt: attempt,
+            server: server,
+            knownServers: Array(client.servers.values) + (request.server.map { [$0] } ?? []),
+            authentication: request.authentication,
+            jsonEncoder: configuration.jsonEncoder,
+            queryEncoder: configuration.queryEncoder,
+            formEncoder: configuration.formEncoder,
+            logger: configuration.logger
+        )
+        for adapter in request.adapters + configuration.adapters {
+            try Task.checkCancellation()
+            do {
+                outgoing = try await adapter.adapt(outgoing, context: context)
+            } catch {
+                state.withLock { $0.trace.record(.adapter, adapter.name, .failed, attempt: attempt) }
+                throw error
+            }
+            state.withLock {
+                $0.trace.record(.adapter, adapter.name, .succeeded, attempt: attempt)
+                $0.request = outgoing.head
+            }
+        }
+
+        state.withLock { $0.stage = .validate }
+        try RequestValidator.validate(&outgoing, cleartextPolicy: configuration.cleartextPolicy)
+        state.withLock { $0.request = outgoing.head }
+        return outgoing
+    }
+
+    /// Reads the body into memory within `limit`; HEAD, 1xx, 204 and 304 responses have none.
+    private static func readBody(
+        of response: TransportResponse,
+        for method: HTTPRequest.Method,
+        limit: Int
+    ) async throws -> Data {
+        let code = response.head.status.code
+        if method == .head || code == 204 || code == 304 || (100..<200).contains(code) {
+            return Data()
+        }
+        return try await response.body.collect(upTo: limit)
+    }
+
+    private func log(_ record: CallRecord, start: ContinuousClock.Instant, error: (any Error)?) {
+        let logger = configuration.logger
+        let level: Logger.Level = error == nil ? .info : .warning
+        guard logger.logLevel <= level else { return }
+        let line = RequestLogLine(
+            record: record,
+            elapsed: ContinuousClock.now - start,
+            redactor: configuration.redactor,
+            error: error
+        )
+        logger.log(level: level, "\(line)")
+    }
+}
+
+/// What the pipeline knows about a call so far, for errors and the log line.
+struct CallRecord: Sendable {
+    var stage: CourierError.Stage = .resolve
+    var attempt = 0
+    var request: HTTPRequest?
+    var response: HTTPResponse?
+    var body: Data?
+    var bodySize: Int?
+    var trace = DecisionTrace()
+
+    mutating func begin(attempt: Int) {
+        self.attempt = attempt
+        response = nil
+        body = nil
+        bodySize = nil
+    }
+
+    /// `error` as a ``CourierError`` filled with the call's request, response, body excerpt and trace.
+    func finalize(_ error: any Error, redactor: Redactor) -> any Error {
+        if error is CancellationError { return error }
+        var courierError: CourierError
+        if let existing = error as? CourierError {
+            courierError = existing
+        } else {
+            courierError = CourierError(
+                code: Self.code(for: stage),
+                stage: stage,
+                message: "\(error)",
+                underlyingError: error
+            )
+        }
+        courierError.request = (courierError.request ?? request).map { redactor.redact($0) }
+        courierError.response = courierError.response ?? response
+        if courierError.bodyExcerpt == nil, let body, !body.isEmpty {
+            courierError.bodyExcerpt = redactor.excerpt(of: body, contentType: response?.headerFields[.contentType])
+        }
+        if courierError.trace.isEmpty { courierError.trace = trace }
+        return courierError
+    }
+
+    private static func code(for stage: CourierError.Stage) -> CourierError.Code {
+        switch stage {
+        case .resolve: .invalidURL
+        case .adapt: .adapterFailed
+        case .validate: .invalidHeader
+        case .cache, .transport: .transportFailed
+        case .decide: .decisionFailed
+        case .parse: .decodingFailed
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import HTTPTypes
+
+/// Step 3 of the pipeline: checks that run after every adapter, so no adapter can skip them.
+///
+/// - the scheme is http or https, and cleartext http only goes to allowed hosts;
+/// - the authority has no userinfo;
+/// - framing: Courier owns `Content-Length` and `Transfer-Encoding`. Whatever the adapters set is replaced by
+///   exactly one correct `Content-Length` for a body of known length (none for an unknown length, which the
+///   transport sends chunked), `Content-Length: 0` for a body-less POST, PUT or PATCH, and nothing for other
+///   body-less requests. A TRACE request with a body is an error (RFC 9110 §9.3.8).
+enum RequestValidator {
+    static func validate(_ request: inout OutgoingRequest, cleartextPolicy: CleartextPolicy) throws {
+        let head = request.head
+        guard let scheme = head.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw invalidURL("the scheme must be http or https")
+        }
+        guard let authority = head.authority, !authority.isEmpty else {
+            throw invalidURL("the request has no host")
+        }
+        guard !authority.contains("@") else {
+            throw invalidURL("the URL carries userinfo (user:password@); send credentials with an adapter instead")
+        }
+        if scheme == "http" {
+            let host = hostPart(of: authority)
+            guard cleartextPolicy.allows(host: host) else {
+                throw invalidURL(
+                    "cleartext http to '\(host)' is not allowed; use https or allow the host in the cleartext policy"
+                )
+            }
+        }
+        if let path = head.path, path.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "#") }) {
+            throw invalidURL("the path contains a space, control character or '#' after adapting")
+        }
+
+        request.head.headerFields[.contentLength] = nil
+        request.head.headerFields[.transferEncoding] = nil
+        if let body = request.body {
+            if head.method == .trace {
+                throw CourierError(
+                    code: .invalidBody, stage: .validate, message: "a TRACE request must not have a body")
+            }
+            if case .known(let length) = body.length {
+                request.head.headerFields[.contentLength] = String(length)
+            }
+        } else if head.method == .post || head.method == .put || head.method == .patch {
+            request.head.headerFields[.contentLength] = "0"
+        }
+    }
+
+    static func hostPart(of authority: String) -> String {
+        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
+            return String(authority[authority.index(after: authority.startIndex)..<end])
+        }
+        return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
+    }
+
+    private static func invalidURL(_ message: String) -> CourierError {
+        CourierError(code: .invalidURL, stage: .validate, message: message)
+    }
+}

@@ -1,0 +1,127 @@
+public import Foundation
+public import HTTPTypes
+public import Logging
+
+/// One step in handling a response: look at it and continue, restart, fail or finish.
+///
+/// Decisions run in order after the transport returns: the client's (``Client/Configuration/decisions``) first,
+/// then the request's (``Request/decisions``). Each one whose ``shouldApply(to:context:)`` is true gets to
+/// ``decide(_:context:)``:
+///
+/// - ``DecisionAction/continue(with:)``: pass a (possibly changed) response to the next decision;
+/// - ``DecisionAction/restart(with:)``: run the call again from the adapters, with this list of decisions;
+/// - ``DecisionAction/fail(_:)``: end the call with an error;
+/// - ``DecisionAction/done(with:)``: skip the remaining decisions and parse this response.
+///
+/// When the last decision continues, the response goes to the request's parser. Every decision taken is
+/// recorded in the ``DecisionTrace``; restarts are bounded by ``Client/Configuration/maxRestarts``.
+///
+/// A decision that counts (retries left, refreshes done) keeps its count in its own value and restarts with a
+/// list where it is replaced by its successor: see ``DecisionContext/decisions(replacingCurrentWith:)``.
+public protocol Decision: Sendable {
+    /// A short name for the trace and logs, such as `validateStatus`.
+    var name: String { get }
+
+    /// Whether this decision looks at `response` at all. Default: `true`.
+    func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool
+
+    /// Decides what happens next.
+    ///
+    /// - Throws: An error fails the call at the ``CourierError/Stage/decide`` stage, as ``DecisionAction/fail(_:)``
+    ///   would; `CancellationError` ends it as cancelled.
+    func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction
+}
+
+extension Decision {
+    /// Applies to every response.
+    public func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool { true }
+}
+
+/// What a decision wants to happen next.
+public enum DecisionAction: Sendable {
+    /// Go on to the next decision with this response.
+    case `continue`(with: ReceivedResponse)
+    /// Run the call again from the adapters, with these decisions.
+    case restart(with: [any Decision])
+    /// End the call with this error.
+    case fail(any Error)
+    /// Skip the remaining decisions and parse this response.
+    case done(with: ReceivedResponse)
+}
+
+/// A response as decisions see it: the head and the body, read into memory.
+public struct ReceivedResponse: Sendable {
+    /// The status line and header fields.
+    public var head: HTTPResponse
+    /// The body (bounded by the request's or client's limit).
+    public var body: Data
+
+    /// Creates a response.
+    public init(head: HTTPResponse, body: Data = Data()) {
+        self.head = head
+        self.body = body
+    }
+
+    /// The status.
+    public var status: HTTPResponse.Status { head.status }
+}
+
+/// What a decision knows about the call.
+public struct DecisionContext: Sendable {
+    /// The request as it was sent (secrets included: do not log it; use ``CourierError/request`` for display).
+    public var request: HTTPRequest
+    /// Whether the request body can be sent again (it has none, or it is replayable).
+    public var canResendBody: Bool
+    /// The 1-based attempt number.
+    public var attempt: Int
+    /// How many restarts happened so far in this call.
+    public var restarts: Int
+    /// The decision list of this attempt.
+    public var decisions: [any Decision]
+    /// The position of the running decision in ``decisions``.
+    public var index: Int
+    /// The clock decisions sleep on (retry backoff), injectable for tests.
+    public var clock: any Clock<Duration>
+    /// The client's JSON decoder.
+    public var jsonDecoder: JSONDecoder
+    /// The client's logger.
+    public var logger: Logger
+
+    /// Creates a decision context (for tests of a single decision).
+    public init(
+        request: HTTPRequest,
+        canResendBody: Bool = true,
+        attempt: Int = 1,
+        restarts: Int = 0,
+        decisions: [any Decision] = [],
+        index: Int = 0,
+        clock: any Clock<Duration> = ContinuousClock(),
+        jsonDecoder: JSONDecoder = JSONDecoder(),
+        logger: Logger = Client.Configuration.disabledLogger
+    ) {
+        self.request = request
+        self.canResendBody = canResendBody
+        self.attempt = attempt
+        self.restarts = restarts
+        self.decisions = decisions
+        self.index = index
+        self.clock = clock
+        self.jsonDecoder = jsonDecoder
+        self.logger = logger
+    }
+
+    /// This attempt's decisions with the running one replaced by `successor`, for a restart.
+    ///
+    /// ```swift
+    /// return .restart(with: context.decisions(replacingCurrentWith: RetryDecision(remaining: remaining - 1)))
+    /// ```
+    public func decisions(replacingCurrentWith successor: any Decision) -> [any Decision] {
+        var result = decisions
+        if result.indices.contains(index) {
+            result[index] = successor
+        } else {
+            result.insert(successor, at: 0)
+        }
+        return result
+    }
+}

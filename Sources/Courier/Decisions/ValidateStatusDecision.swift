@@ -1,0 +1,80 @@
+import Foundation
+public import HTTPTypes
+
+/// Fails the call when the status is not acceptable, decoding the server's error body when it can.
+///
+/// By default 2xx is acceptable. Any other status fails with ``CourierError/Code/unacceptableStatus``; when the
+/// body decodes as `APIError` (with the client's JSON decoder), the decoded value is the error's
+/// ``CourierError/underlyingError``, typed:
+///
+/// ```swift
+/// struct APIError: Decodable, Error { let code: Int; let reason: String }
+/// var decisions: [any Decision] { [.validateStatus(decoding: APIError.self)] }
+/// // 403 {"code":403,"reason":"Invalid Token."} → CourierError(unacceptableStatus, underlyingError: APIError)
+/// ```
+public struct ValidateStatusDecision<APIError: Decodable & Error>: Decision {
+    /// The statuses that pass.
+    public let acceptable: @Sendable (HTTPResponse.Status) -> Bool
+
+    /// Creates a status check that decodes error bodies as `APIError`.
+    ///
+    /// - Parameters:
+    ///   - errorType: The type of the server's error body.
+    ///   - acceptable: The statuses that pass; default: 200–299.
+    public init(
+        decoding errorType: APIError.Type,
+        acceptable: @escaping @Sendable (HTTPResponse.Status) -> Bool = { $0.kind == .successful }
+    ) {
+        self.acceptable = acceptable
+    }
+
+    /// `validateStatus`.
+    public var name: String { "validateStatus" }
+
+    /// Continues for an acceptable status, fails otherwise.
+    public func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
+        guard !acceptable(response.status) else { return .continue(with: response) }
+        var apiError: APIError?
+        if APIError.self != NoAPIError.self, !response.body.isEmpty {
+            apiError = try? context.jsonDecoder.decode(APIError.self, from: response.body)
+        }
+        return .fail(
+            CourierError(
+                code: .unacceptableStatus,
+                stage: .decide,
+                message: "the server answered \(response.status.code) \(response.status.reasonPhrase)",
+                response: response.head,
+                underlyingError: apiError
+            )
+        )
+    }
+}
+
+/// The error type of a ``ValidateStatusDecision`` that does not decode error bodies.
+public struct NoAPIError: Decodable, Error {}
+
+extension ValidateStatusDecision where APIError == NoAPIError {
+    /// Creates a status check that keeps error bodies only as an excerpt.
+    public init(acceptable: @escaping @Sendable (HTTPResponse.Status) -> Bool = { $0.kind == .successful }) {
+        self.init(decoding: NoAPIError.self, acceptable: acceptable)
+    }
+}
+
+extension Decision where Self == ValidateStatusDecision<NoAPIError> {
+    /// Fails on a non-2xx status (or outside `acceptable`).
+    public static func validateStatus(
+        acceptable: @escaping @Sendable (HTTPResponse.Status) -> Bool = { $0.kind == .successful }
+    ) -> Self {
+        ValidateStatusDecision(acceptable: acceptable)
+    }
+}
+
+extension Decision {
+    /// Fails on a non-2xx status, decoding the error body as `errorType`.
+    public static func validateStatus<E: Decodable & Error>(
+        decoding errorType: E.Type,
+        acceptable: @escaping @Sendable (HTTPResponse.Status) -> Bool = { $0.kind == .successful }
+    ) -> Self where Self == ValidateStatusDecision<E> {
+        ValidateStatusDecision(decoding: errorType, acceptable: acceptable)
+    }
+}

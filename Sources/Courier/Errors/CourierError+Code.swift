@@ -1,0 +1,53 @@
+extension CourierError {
+    /// What went wrong, as an extensible set of codes: new codes are not a breaking change.
+    ///
+    /// Compare with `==` against the static members: `error.code == .bodyTooLarge`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case invalidURL, invalidHeader, invalidBody, encodingFailed, missingCredential
+            case bodyNotReplayable, transportFailed, connectionFailed, timedOut, bodyTooLarge
+            case unacceptableStatus, decodingFailed, tooManyRestarts, decisionFailed, adapterFailed
+            case unexpectedResponse
+        }
+
+        private let base: Base
+
+        private init(_ base: Base) { self.base = base }
+
+        /// The code's name, such as `bodyTooLarge`.
+        public var description: String { base.rawValue }
+
+        /// The URL could not be built, or is not allowed (userinfo, a scheme other than http/https, no host).
+        public static let invalidURL = Code(.invalidURL)
+        /// A header name or value is illegal (control characters, non-token name). Nothing was sent.
+        public static let invalidHeader = Code(.invalidHeader)
+        /// The body and the method or framing headers disagree (a TRACE with a body, for example).
+        public static let invalidBody = Code(.invalidBody)
+        /// The query or body could not be encoded.
+        public static let encodingFailed = Code(.encodingFailed)
+        /// The request requires a credential and none could be attached.
+        public static let missingCredential = Code(.missingCredential)
+        /// A one-shot body would have to be sent twice (a retry or redirect of a stream).
+        public static let bodyNotReplayable = Code(.bodyNotReplayable)
+        /// The transport failed for a reason it did not classify.
+        public static let transportFailed = Code(.transportFailed)
+        /// The connection could not be made or was lost.
+        public static let connectionFailed = Code(.connectionFailed)
+        /// The call's deadline passed.
+        public static let timedOut = Code(.timedOut)
+        /// The response body is larger than the limit for reading it into memory.
+        public static let bodyTooLarge = Code(.bodyTooLarge)
+        /// The response status is not acceptable (by default: not 2xx).
+        public static let unacceptableStatus = Code(.unacceptableStatus)
+        /// The body could not be turned into the response type.
+        public static let decodingFailed = Code(.decodingFailed)
+        /// The decisions restarted the call more often than the client allows (a loop).
+        public static let tooManyRestarts = Code(.tooManyRestarts)
+        /// A decision failed the call with an error of its own.
+        public static let decisionFailed = Code(.decisionFailed)
+        /// An adapter failed with an error of its own.
+        public static let adapterFailed = Code(.adapterFailed)
+        /// The response is not what the transport or the request expected (a test double with no stub, say).
+        public static let unexpectedResponse = Code(.unexpectedResponse)
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import HTTPTypes
+
+/// The one line Courier logs per call:
+/// `GET https://api.example.com/users/42 → 200 (12 ms, 1.2 kB) [validateStatus ✓ → parse ✓]`.
+struct RequestLogLine: CustomStringConvertible {
+    let record: CallRecord
+    let elapsed: Duration
+    let redactor: Redactor
+    let error: (any Error)?
+
+    var description: String {
+        var line: String
+        if let request = record.request {
+            line = "\(request.method) \(Redactor.displayURL(of: redactor.redact(request)))"
+        } else {
+            line = "(unresolved request)"
+        }
+        var details = [Self.format(elapsed)]
+        if let size = record.bodySize { details.append(Self.format(bytes: size)) }
+        if record.attempt > 1 { details.append("\(record.attempt) attempts") }
+        if let response = record.response {
+            line += " → \(response.status.code)"
+        } else if error != nil {
+            line += " → no response"
+        }
+        line += " (\(details.joined(separator: ", ")))"
+        if !record.trace.isEmpty { line += " [\(record.trace)]" }
+        if let error {
+            if let error = error as? CourierError {
+                line += " failed: \(error.code)" + (error.message.map { ": \($0)" } ?? "")
+            } else {
+                line += " failed: \(error)"
+            }
+        }
+        return line
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        if milliseconds < 10 { return String(format: "%.1f ms", milliseconds) }
+        if milliseconds < 10_000 { return "\(Int(milliseconds.rounded())) ms" }
+        return String(format: "%.1f s", milliseconds / 1000)
+    }
+
+    static func format(bytes: Int) -> String {
+        switch bytes {
+        case ..<1000: "\(bytes) B"
+        case ..<1_000_000: String(format: "%.1f kB", Double(bytes) / 1000)
+        case ..<1_000_000_000: String(format: "%.1f MB", Double(bytes) / 1_000_000)
+        default: String(format: "%.1f GB", Double(bytes) / 1_000_000_000)
+        }
+    }
+}

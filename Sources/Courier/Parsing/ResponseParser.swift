@@ -1,0 +1,148 @@
+public import Foundation
+public import HTTPTypes
+
+/// Turns the final response into a request's ``Request/Response``: the last, required step of every call.
+///
+/// Parsing runs after the decisions accepted the response. A parser that throws fails the call with
+/// ``CourierError/Code/decodingFailed`` at the ``CourierError/Stage/parse`` stage, keeping the underlying error
+/// (a `DecodingError` with its coding path, for JSON).
+public protocol ResponseParser<Output>: Sendable {
+    /// The parsed value's type.
+    associatedtype Output: Sendable
+
+    /// Parses `response`.
+    func parse(_ response: ReceivedResponse, context: ParseContext) throws -> Output
+}
+
+/// What a parser knows about the call.
+public struct ParseContext: Sendable {
+    /// The request as sent.
+    public var request: HTTPRequest
+    /// The client's JSON decoder.
+    public var jsonDecoder: JSONDecoder
+
+    /// Creates a parse context.
+    public init(request: HTTPRequest, jsonDecoder: JSONDecoder = JSONDecoder()) {
+        self.request = request
+        self.jsonDecoder = jsonDecoder
+    }
+}
+
+/// Decodes a JSON body into a `Decodable` value.
+public struct JSONParser<Output: Decodable & Sendable>: ResponseParser {
+    /// A decoder for this request only; `nil` uses the client's.
+    public let decoder: JSONDecoder?
+
+    /// Creates a JSON parser.
+    public init(decoder: JSONDecoder? = nil) { self.decoder = decoder }
+
+    /// Decodes the body.
+    ///
+    /// - Throws: ``CourierError/Code/decodingFailed`` for an empty or malformed body, or one that does not match
+    ///   `Output`; the message names the coding path.
+    public func parse(_ response: ReceivedResponse, context: ParseContext) throws -> Output {
+        guard !response.body.isEmpty else {
+            throw CourierError(
+                code: .decodingFailed,
+                stage: .parse,
+                message: "the body is empty, expected JSON for \(Output.self)"
+            )
+        }
+        do {
+            return try (decoder ?? context.jsonDecoder).decode(Output.self, from: response.body)
+        } catch {
+            throw CourierError(
+                code: .decodingFailed,
+                stage: .parse,
+                message: "could not decode \(Output.self): \(DecodingErrorDescription(error))",
+                underlyingError: error
+            )
+        }
+    }
+}
+
+/// Returns the body's bytes as they arrived.
+public struct DataParser: ResponseParser {
+    /// Creates a data parser.
+    public init() {}
+
+    /// Returns the body.
+    public func parse(_ response: ReceivedResponse, context: ParseContext) throws -> Data { response.body }
+}
+
+/// Decodes the body as text, in the charset its `Content-Type` names (UTF-8 when none; ISO-8859-1, US-ASCII
+/// and UTF-16 are understood).
+public struct StringParser: ResponseParser {
+    /// Creates a string parser.
+    public init() {}
+
+    /// Decodes the body.
+    ///
+    /// - Throws: ``CourierError/Code/decodingFailed`` when the bytes are not valid in the charset.
+    public func parse(_ response: ReceivedResponse, context: ParseContext) throws -> String {
+        let charset = Self.charset(of: response.head.headerFields[.contentType])
+        let encoding: String.Encoding
+        switch charset {
+        case "iso-8859-1", "latin1", "iso_8859-1": encoding = .isoLatin1
+        case "us-ascii", "ascii": encoding = .ascii
+        case "utf-16": encoding = .utf16
+        default: encoding = .utf8
+        }
+        guard let text = String(data: response.body, encoding: encoding) else {
+            throw CourierError(
+                code: .decodingFailed,
+                stage: .parse,
+                message: "the body is not valid \(charset ?? "utf-8") text"
+            )
+        }
+        return text
+    }
+
+    static func charset(of contentType: String?) -> String? {
+        guard let contentType else { return nil }
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let parts = parameter.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else {
+                continue
+            }
+            return parts[1].trimmingCharacters(in: CharacterSet(charactersIn: " \"")).lowercased()
+        }
+        return nil
+    }
+}
+
+/// Ignores the body: for requests whose `Response` is `Void`.
+public struct EmptyParser: ResponseParser {
+    /// Creates an empty parser.
+    public init() {}
+
+    /// Returns nothing.
+    public func parse(_ response: ReceivedResponse, context: ParseContext) throws {}
+}
+
+/// A one-line description of a `DecodingError` naming the coding path.
+struct DecodingErrorDescription: CustomStringConvertible {
+    let error: any Error
+
+    init(_ error: any Error) { self.error = error }
+
+    var description: String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        func path(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return path.isEmpty ? "the top level" : String(path.drop(while: { $0 == "." }))
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "key '\(key.stringValue)' not found at \(path(context))"
+        case .typeMismatch(let type, let context):
+            return "expected \(type) at \(path(context)): \(context.debugDescription)"
+        case .valueNotFound(let type, let context):
+            return "expected \(type) but found null at \(path(context))"
+        case .dataCorrupted(let context):
+            return "invalid data at \(path(context)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}

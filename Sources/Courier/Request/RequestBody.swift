@@ -1,0 +1,48 @@
+public import Foundation
+
+/// What a request sends as its body, before encoding: a JSON value, form fields, raw bytes or a stream.
+///
+/// The body-encoding adapter turns it into bytes with the client's coders (or the one given here) and sets
+/// `Content-Type`; the validation step then sets exactly one correct `Content-Length`.
+///
+/// ```swift
+/// var body: RequestBody? { .json(NewUser(name: name)) }
+/// var body: RequestBody? { .form(["foo": foo]) }
+/// var body: RequestBody? { .bytes(png, contentType: "image/png") }
+/// ```
+public struct RequestBody: Sendable {
+    enum Kind: Sendable {
+        case json(any Encodable & Sendable, encoder: JSONEncoder?)
+        case form(any Encodable & Sendable, encoder: URLEncodedFormEncoder?)
+        case bytes(MessageBody, contentType: String?)
+    }
+
+    let kind: Kind
+
+    /// A JSON body (`Content-Type: application/json`), encoded with `encoder` or else the client's JSON encoder.
+    public static func json(_ value: some Encodable & Sendable, encoder: JSONEncoder? = nil) -> RequestBody {
+        RequestBody(kind: .json(value, encoder: encoder))
+    }
+
+    /// A form body (`Content-Type: application/x-www-form-urlencoded`), encoded with `encoder` or else the
+    /// client's form encoder. `value`'s top level must be keyed: a struct, a dictionary or ``Parameters``.
+    public static func form(_ value: some Encodable & Sendable, encoder: URLEncodedFormEncoder? = nil) -> RequestBody {
+        RequestBody(kind: .form(value, encoder: encoder))
+    }
+
+    /// Raw bytes with the given content type (or none).
+    public static func bytes(_ data: Data, contentType: String? = "application/octet-stream") -> RequestBody {
+        RequestBody(kind: .bytes(MessageBody(data), contentType: contentType))
+    }
+
+    /// UTF-8 text (`text/plain; charset=utf-8` unless another content type is given).
+    public static func text(_ text: String, contentType: String = "text/plain; charset=utf-8") -> RequestBody {
+        RequestBody(kind: .bytes(MessageBody(Array(text.utf8)), contentType: contentType))
+    }
+
+    /// A streamed body. A one-shot stream is never re-sent: a retry or a 307/308 redirect of it fails with
+    /// ``CourierError/Code/bodyNotReplayable``.
+    public static func stream(_ body: MessageBody, contentType: String? = "application/octet-stream") -> RequestBody {
+        RequestBody(kind: .bytes(body, contentType: contentType))
+    }
+}

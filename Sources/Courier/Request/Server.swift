@@ -1,0 +1,62 @@
+public import Foundation
+
+/// The name of a deployment of an API: production, staging, local, or one of your own.
+///
+/// ```swift
+/// extension Environment { static let qa: Environment = "qa" }
+/// ```
+public struct Environment: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
+    /// The environment's name.
+    public let rawValue: String
+
+    /// Creates an environment named `rawValue`.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Creates an environment from a string literal.
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    /// The live deployment.
+    public static let production: Environment = "production"
+    /// A pre-release deployment.
+    public static let staging: Environment = "staging"
+    /// A server on the developer's machine.
+    public static let local: Environment = "local"
+
+    /// The name.
+    public var description: String { rawValue }
+}
+
+/// Where requests go: a base URL for one environment, plus headers every request to it carries.
+///
+/// A request's ``Request/path`` is appended to the base URL's path (`https://api.example.com/v1` + `/users` gives
+/// `https://api.example.com/v1/users`); it is never resolved as a relative reference, so a leading slash does not
+/// drop the base path.
+///
+/// ```swift
+/// let production = Server(baseURL: URL(string: "https://api.example.com/v1")!, environment: .production)
+/// ```
+public struct Server: Hashable, Sendable {
+    /// The base URL: scheme, host, optional port and optional path prefix. It must not carry userinfo.
+    public var baseURL: URL
+    /// The environment this server belongs to.
+    public var environment: Environment
+    /// Header fields added to every request sent to this server (for example an API key per environment).
+    public var headers: RequestHeaders
+
+    /// Creates a server.
+    ///
+    /// - Parameters:
+    ///   - baseURL: The base URL; a query or fragment in it is ignored.
+    ///   - environment: The environment it serves; `.production` by default.
+    ///   - headers: Header fields added to every request sent to it.
+    public init(baseURL: URL, environment: Environment = .production, headers: RequestHeaders = [:]) {
+        self.baseURL = baseURL
+        self.environment = environment
+        self.headers = headers
+    }
+
+    /// The origin of ``baseURL``.
+    public var origin: Origin? { Origin(url: baseURL) }
+}

@@ -1,0 +1,163 @@
+public import Foundation
+
+/// The bytes of an HTTP message body: buffered in memory, or streamed from an asynchronous sequence.
+///
+/// A body knows its length when it can (so the request carries an exact `Content-Length`) and whether it can be
+/// read more than once. A replayable body can be sent again after a redirect or a retry; a one-shot body (a
+/// stream) never is: Courier fails with ``CourierError/Code/bodyNotReplayable`` instead of sending a truncated
+/// or empty body.
+///
+/// ```swift
+/// let small = MessageBody(Data("hello".utf8))                    // replayable, length 5
+/// let streamed = MessageBody(stream, length: .unknown)           // one-shot, chunked on the wire
+/// ```
+public struct MessageBody: AsyncSequence, Sendable {
+    /// A chunk of the body.
+    public typealias Element = ArraySlice<UInt8>
+    /// Errors thrown while reading the body.
+    public typealias Failure = any Error
+
+    /// The length of a body, when it is known before the body is read.
+    public enum Length: Sendable, Hashable {
+        /// The body has exactly this many bytes.
+        case known(Int64)
+        /// The length is not known in advance (a chunked request, or a response without `Content-Length`).
+        case unknown
+    }
+
+    /// How many times a body can be iterated.
+    public enum IterationBehavior: Sendable, Hashable {
+        /// The body can be read only once (a stream).
+        case single
+        /// The body can be read any number of times (bytes in memory, or a sequence that can restart).
+        case multiple
+    }
+
+    enum Storage: Sendable {
+        case bytes(ArraySlice<UInt8>)
+        case sequence(@Sendable () -> AsyncIterator)
+    }
+
+    let storage: Storage
+    private let consumption: LockedBox<Bool>?
+
+    /// The length of the body, if known.
+    public let length: Length
+
+    /// Whether the body can be iterated more than once.
+    public let iterationBehavior: IterationBehavior
+
+    /// Whether the body can be sent again (after a redirect or for a retry).
+    public var isReplayable: Bool { iterationBehavior == .multiple }
+
+    /// The body's bytes when it is held in memory, so a transport can write them without iterating.
+    public var bufferedBytes: ArraySlice<UInt8>? {
+        if case .bytes(let bytes) = storage { return bytes }
+        return nil
+    }
+
+    /// Creates a replayable body from bytes in memory.
+    public init(_ bytes: some Collection<UInt8>) {
+        let slice = ArraySlice(bytes)
+        self.storage = .bytes(slice)
+        self.length = .known(Int64(slice.count))
+        self.iterationBehavior = .multiple
+        self.consumption = nil
+    }
+
+    /// Creates a replayable body from data in memory.
+    public init(_ data: Data) {
+        self.init([UInt8](data))
+    }
+
+    /// Creates a body from an asynchronous sequence of byte chunks.
+    ///
+    /// - Parameters:
+    ///   - sequence: The chunks, in order.
+    ///   - length: The total length, if known; the request then carries it as `Content-Length`, and a sequence
+    ///     that yields a different number of bytes is an error on the wire.
+    ///   - iterationBehavior: `.multiple` only if iterating `sequence` again yields the same bytes again.
+    public init<Bytes: AsyncSequence & Sendable>(
+        _ sequence: Bytes,
+        length: Length,
+        iterationBehavior: IterationBehavior
+    ) where Bytes.Element == ArraySlice<UInt8> {
+        self.storage = .sequence { AsyncIterator(sequence.makeAsyncIterator()) }
+        self.length = length
+        self.iterationBehavior = iterationBehavior
+        self.consumption = iterationBehavior == .single ? LockedBox(false) : nil
+    }
+
+    /// Creates an iterator over the chunks.
+    ///
+    /// A one-shot body yields its chunks to the first iterator only; any later iterator throws
+    /// ``CourierError/Code/bodyNotReplayable``.
+    public func makeAsyncIterator() -> AsyncIterator {
+        if let consumption {
+            let alreadyConsumed = consumption.withLock { consumed in
+                defer { consumed = true }
+                return consumed
+            }
+            if alreadyConsumed {
+                return AsyncIterator(failing: CourierError(code: .bodyNotReplayable, stage: .transport))
+            }
+        }
+        switch storage {
+        case .bytes(let bytes):
+            return AsyncIterator(bytes: bytes)
+        case .sequence(let make):
+            return make()
+        }
+    }
+
+    /// Reads the whole body into memory, failing once more than `limit` bytes arrive.
+    ///
+    /// - Throws: ``CourierError/Code/bodyTooLarge`` when the body is (or announces to be) larger than `limit`;
+    ///   any error the underlying sequence throws.
+    public func collect(upTo limit: Int) async throws -> Data {
+        if case .known(let count) = length, count > Int64(limit) {
+            throw CourierError.bodyTooLarge(limit: limit, announced: count)
+        }
+        if let bytes = bufferedBytes {
+            return Data(bytes)
+        }
+        var data = Data()
+        if case .known(let count) = length { data.reserveCapacity(Int(count)) }
+        for try await chunk in self {
+            guard data.count + chunk.count <= limit else {
+                throw CourierError.bodyTooLarge(limit: limit, announced: nil)
+            }
+            data.append(contentsOf: chunk)
+        }
+        return data
+    }
+}
+
+extension MessageBody {
+    /// Iterates the chunks of a ``MessageBody``.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private var nextChunk: () async throws -> ArraySlice<UInt8>?
+
+        init<Base: AsyncIteratorProtocol>(_ base: Base) where Base.Element == ArraySlice<UInt8> {
+            var base = base
+            self.nextChunk = { try await base.next() }
+        }
+
+        init(bytes: ArraySlice<UInt8>) {
+            var pending: ArraySlice<UInt8>? = bytes.isEmpty ? nil : bytes
+            self.nextChunk = {
+                defer { pending = nil }
+                return pending
+            }
+        }
+
+        init(failing error: any Error) {
+            self.nextChunk = { throw error }
+        }
+
+        /// Returns the next chunk, or `nil` at the end of the body.
+        public mutating func next() async throws -> ArraySlice<UInt8>? {
+            try await nextChunk()
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("Client", .timeLimit(.minutes(1)))
+struct ClientTests {
+    @Test("the seeds' POST: form body in, typed response out")
+    func sendsTypedFormPost() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.post, "/post") { recorded in
+            .json(["form": ["foo": recorded.bodyText ?? ""]])
+        }
+        let value = try await client.send(HTTPBinPost(foo: "bar"))
+        #expect(value.form.foo == "foo=bar")
+        let sent = try #require(mock.recordedRequests.first)
+        #expect(sent.head.method == .post)
+        #expect(sent.head.headerFields[.contentType] == "application/x-www-form-urlencoded")
+        #expect(sent.head.headerFields[.contentLength] == "7")
+        #expect(sent.head.headerFields[.userAgent]?.hasPrefix("Courier/") == true)
+        #expect(sent.head.authority == "api.example.com")
+        #expect(sent.head.scheme == "https")
+    }
+
+    @Test("a GET with a query reaches the path with the query encoded")
+    func sendsQuery() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/get", with: .json(["args": ["foo": "a b+c"]]))
+        let value = try await client.send(HTTPBinGet(foo: "a b+c"))
+        #expect(value.args["foo"] == "a b+c")
+        #expect(mock.recordedRequests.first?.head.path == "/get?foo=a%20b%2Bc")
+    }
+
+    @Test("the completion form delivers the result once and can be cancelled")
+    func completionForm() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.post, "/post", with: .json(raw: #"{"form":{"foo":"bar"}}"#))
+        let result = await withCheckedContinuation { continuation in
+            client.send(HTTPBinPost(foo: "bar")) { continuation.resume(returning: $0) }
+        }
+        #expect(try result.get().form.foo == "bar")
+
+        mock.stub(.get, "/probe", with: .status(200, fault: .stall))
+        let cancelled = await withCheckedContinuation { continuation in
+            let task = client.send(Probe()) { continuation.resume(returning: $0) }
+            task.cancel()
+            #expect(task.isCancelled)
+        }
+        #expect(throws: CancellationError.self) { try cancelled.get() }
+    }
+
+    @Test("Task cancellation while the transport stalls returns CancellationError")
+    func cancellationDuringTransport() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .status(200, fault: .stall))
+        let task = Task { try await client.send(Probe()) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    @Test("cancellation mid-body returns CancellationError")
+    func cancellationMidBody() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .text("0123456789", fault: .stallBody(afterBytes: 3)))
+        let task = Task { try await client.send(Probe()) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    @Test("a deadline ends a stalled call with timedOut")
+    func deadline() async throws {
+        let (client, mock) = Fixtures.client { $0.timeout = .milliseconds(50) }
+        mock.stub(.get, "/probe", with: .status(200, fault: .stall))
+        let error = await expectCourierError { try await client.send(Probe()) }
+        #expect(error?.code == .timedOut)
+        #expect(error?.stage == .transport)
+    }
+
+    @Test("environments: switched per client and overridden per request")
+    func environments() async throws {
+        let mock = MockTransport()
+        let production = Server(baseURL: URL(string: "https://api.example.com/v1")!, environment: .production)
+        let staging = Server(
+            baseURL: URL(string: "https://staging.example.com/v1")!,
+            environment: .staging,
+            headers: ["X-Env": "staging"]
+        )
+        let client = Client(servers: [production, staging], environment: .production, transport: mock)
+        mock.stub(nil, "/v1/probe", handler: { _ in .text("ok") })
+
+        _ = try await client.send(Probe())
+        _ = try await client.switching(to: .staging).send(Probe())
+        var perRequest = Probe()
+        perRequest.environment = .staging
+        _ = try await client.send(perRequest)
+        var upload = Probe()
+        upload.server = Server(baseURL: URL(string: "https://upload.example.com")!)
+        upload.path = "/v1/probe"
+        _ = try await client.send(upload)
+
+        let authorities = mock.recordedRequests.map(\.head.authority)
+        #expect(authorities == ["api.example.com", "staging.example.com", "staging.example.com", "upload.example.com"])
+        #expect(mock.recordedRequests[1].head.headerFields[HTTPField.Name("X-Env")!] == "staging")
+        #expect(mock.recordedRequests[0].head.headerFields[HTTPField.Name("X-Env")!] == nil)
+
+        var missing = Probe()
+        missing.environment = .local
+        let error = await expectCourierError { try await client.send(missing) }
+        #expect(error?.code == .invalidURL)
+        #expect(error?.stage == .resolve)
+    }
+
+    @Test("a custom request replaces adapters and decisions wholesale")
+    func customRequest() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.put, "/anything", with: .text("teapot", status: 418))
+        let value = try await client.send(CustomRequest())
+        #expect(value == "teapot")  // no validateStatus: a 418 passes
+        let sent = try #require(mock.recordedRequests.first)
+        #expect(sent.head.method == .put)
+        #expect(sent.head.headerFields[HTTPField.Name("X-Custom")!] == "1")
+    }
+
+    @Test("the base URL's path prefix is kept")
+    func basePathPrefix() async throws {
+        let (client, mock) = Fixtures.client(baseURL: URL(string: "https://api.example.com/v2/")!)
+        mock.stub(.get, "/v2/probe", with: .text("ok"))
+        #expect(try await client.send(Probe()) == "ok")
+    }
+
+    @Test("concurrent calls on one client do not mix up their responses")
+    func concurrentCalls() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/echo") { recorded in .text(recorded.query ?? "") }
+        let values = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    var probe = Probe(path: "/echo")
+                    probe.query = ["n": index]
+                    return (index, try await client.send(probe))
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        #expect(values.count == 50)
+        #expect(values.allSatisfy { $0.value == "n=\($0.key)" })
+    }
+}

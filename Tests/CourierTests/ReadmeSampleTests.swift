@@ -1,0 +1,62 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("README")
+struct ReadmeSampleTests {
+    // readme-sample:begin
+    struct HTTPBinPost: Request {
+        struct Response: Decodable, Sendable {
+            struct Form: Decodable, Sendable { let foo: String }
+            let form: Form
+        }
+        var method: HTTPRequest.Method { .post }
+        var path: String { "/post" }
+        var body: RequestBody? { .form(["foo": foo]) }
+        let foo: String
+    }
+
+    func sample() async throws -> (HTTPBinPost.Response, RequestTask) {
+        let transport = MockTransport()
+        transport.stub(.post, "/post", with: .json(raw: #"{"form":{"foo":"bar"}}"#))
+        let client = Client(server: Server(baseURL: URL(string: "https://httpbin.org")!), transport: transport)
+        let value = try await client.send(HTTPBinPost(foo: "bar"))  // value.form.foo == "bar"
+        let task = client.send(HTTPBinPost(foo: "bar")) { result in print(result) }  // completion form, cancellable
+        return (value, task)
+    }
+    // readme-sample:end
+
+    @Test("the README sample compiles and behaves as its comments say")
+    func sampleRuns() async throws {
+        let (value, task) = try await sample()
+        #expect(value.form.foo == "bar")
+        await task.wait()
+    }
+
+    @Test("the README shows the same code as this test")
+    func readmeMatchesThisFile() throws {
+        let testFile = URL(fileURLWithPath: #filePath)
+        let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: testFile, encoding: .utf8)
+        let readmeLines = try Self.lines(
+            between: "<!-- readme-sample:begin -->", and: "<!-- readme-sample:end -->", in: readme
+        )
+        .filter { !$0.hasPrefix("```") }
+        let sourceLines = try Self.lines(between: "// readme-sample:begin", and: "// readme-sample:end", in: source)
+            .filter { !$0.hasPrefix("func sample") && !$0.hasPrefix("return (value") }
+            .dropLast()  // the closing brace of `sample()`
+        #expect(readmeLines == Array(sourceLines))
+    }
+
+    /// The non-empty lines between two markers, with leading indentation of the block removed.
+    static func lines(between begin: String, and end: String, in text: String) throws -> [String] {
+        let all = text.components(separatedBy: "\n")
+        let start = try #require(all.firstIndex { $0.contains(begin) })
+        let stop = try #require(all.firstIndex { $0.contains(end) })
+        let block = all[(start + 1)..<stop].filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        return block.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+}

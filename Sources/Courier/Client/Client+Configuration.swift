@@ -14,7 +14,7 @@ extension Client {
         /// Default: `[UserAgentAdapter.courier]`.
         public var adapters: [any RequestAdapter]
         /// Decisions run on every response before the request's own: redirects, token refresh, retries.
-        /// Default: none.
+        /// Default: `[RedirectDecision()]`.
         public var decisions: [any Decision]
         /// Encodes JSON bodies.
         public var jsonEncoder: JSONEncoder
@@ -43,7 +43,7 @@ extension Client {
         /// Creates a configuration; every parameter has a default.
         public init(
             adapters: [any RequestAdapter] = [UserAgentAdapter.courier],
-            decisions: [any Decision] = [],
+            decisions: [any Decision] = [RedirectDecision()],
             jsonEncoder: JSONEncoder = JSONEncoder(),
             jsonDecoder: JSONDecoder = JSONDecoder(),
             queryEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),

@@ -62,6 +62,8 @@ struct Pipeline<R: Request>: Sendable {
     /// The attempt loop: each turn runs adapters, sends and decides; a restart goes round again.
     private func attempts(deadline: ContinuousClock.Instant?, state: LockedBox<CallRecord>) async throws -> R.Response {
         var decisions = configuration.decisions + request.decisions
+        var redirection: Redirection?
+        var credentialsStripped = false
         var attempt = 0
         var restarts = 0
         let server = try client.server(for: request)
@@ -71,7 +73,13 @@ struct Pipeline<R: Request>: Sendable {
             attempt += 1
             state.withLock { $0.begin(attempt: attempt) }
 
-            let outgoing = try await prepare(server: server, attempt: attempt, state: state)
+            let outgoing = try await prepare(
+                server: server,
+                attempt: attempt,
+                redirection: redirection,
+                stripsCredentials: credentialsStripped,
+                state: state
+            )
 
             state.withLock { $0.stage = .transport }
             let context = TransportContext(
@@ -129,9 +137,13 @@ struct Pipeline<R: Request>: Sendable {
                 case .fail(let error):
                     state.withLock { $0.trace.record(.decision, decision.name, .failed, attempt: attempt) }
                     throw error
-                case .restart(let next):
+                case .restart(let next, let target):
                     state.withLock { $0.trace.record(.decision, decision.name, .restarted, attempt: attempt) }
                     restartWith = next
+                    if let target {
+                        redirection = target
+                        credentialsStripped = credentialsStripped || target.stripsCredentials
+                    }
                     break decide
                 }
             }
@@ -145,7 +157,7 @@ struct Pipeline<R: Request>: Sendable {
                             "the decisions restarted the call \(restarts) times (at most \(configuration.maxRestarts))"
                     )
                 }
-                if let body = outgoing.body, !body.isReplayable {
+                if let body = outgoing.body, !body.isReplayable, !(redirection?.dropsBody ?? false) {
                     throw CourierError(
                         code: .bodyNotReplayable,
                         stage: .decide,
@@ -173,9 +185,20 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// Resolve, adapt and validate: the request as it goes on the wire.
-    private func prepare(server: Server, attempt: Int, state: LockedBox<CallRecord>) async throws -> OutgoingRequest {
+    private func prepare(
+        server: Server,
+        attempt: Int,
+        redirection: Redirection?,
+        stripsCredentials: Bool,
+        state: LockedBox<CallRecord>
+    ) async throws -> OutgoingRequest {
         state.withLock { $0.stage = .resolve }
-        var outgoing = try RequestResolver.resolve(path: request.path, on: server)
+        var outgoing: OutgoingRequest
+        if let redirection {
+            outgoing = try RequestResolver.resolve(redirection.url, serverHeadersFrom: server)
+        } else {
+            outgoing = try RequestResolver.resolve(path: request.path, on: server)
+        }
         state.withLock { $0.request = outgoing.head }
 
         state.withLock { $0.stage = .adapt }
@@ -201,6 +224,13 @@ struct Pipeline<R: Request>: Sendable {
                 $0.trace.record(.adapter, adapter.name, .succeeded, attempt: attempt)
                 $0.request = outgoing.head
             }
+        }
+
+        if let redirection {
+            RequestResolver.apply(redirection, to: &outgoing)
+        }
+        if stripsCredentials {
+            RequestResolver.stripCredentials(from: &outgoing.head.headerFields, redactor: configuration.redactor)
         }
 
         state.withLock { $0.stage = .validate }

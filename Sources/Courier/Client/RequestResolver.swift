@@ -42,7 +42,7 @@ enum RequestResolver {
     }
 
     /// RFC 3986 reg-name and IP-literal characters (percent-encoded hosts allowed).
-    private static func isHostByte(_ byte: UInt8) -> Bool {
+    static func isHostByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -63,5 +63,57 @@ extension DefaultStringInterpolation {
     /// `"/files/\(pathSegment: "../admin")"` is `/files/..%2Fadmin`, and `%2F` becomes `%252F`.
     public mutating func appendInterpolation(pathSegment value: some CustomStringConvertible) {
         appendLiteral(PercentEncoding.encode(value.description, allowing: .pathSegment))
+    }
+}
+
+extension RequestResolver {
+    /// The sensitive headers that never cross an origin change, besides the redactor's.
+    static let credentialHeaders: [HTTPField.Name] = [
+        .authorization, .proxyAuthorization, .cookie, HTTPField.Name("Cookie2"), .wwwAuthenticate,
+        .proxyAuthenticate,
+    ].compactMap { $0 }
+
+    /// Resolves an absolute redirect target; the server's own headers are kept only on the server's origin.
+    static func resolve(_ url: URL, serverHeadersFrom server: Server) throws -> OutgoingRequest {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.percentEncodedHost, !host.isEmpty, host.utf8.allSatisfy(isHostByte),
+            components.percentEncodedUser == nil, components.percentEncodedPassword == nil
+        else {
+            throw CourierError(code: .invalidRedirect, stage: .resolve, message: "the redirect target is not usable")
+        }
+        var authority = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        if let port = components.port { authority += ":\(port)" }
+        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { path += "?" + query }
+        var head = HTTPRequest(method: .get, scheme: scheme, authority: authority, path: path)
+        if Origin(url: url) == server.origin {
+            try HeaderValidation.apply(server.headers, to: &head.headerFields)
+        }
+        return OutgoingRequest(head: head)
+    }
+
+    /// Puts the redirect's URL and method back after the adapters ran, dropping the body when it says so.
+    static func apply(_ redirection: Redirection, to request: inout OutgoingRequest) {
+        guard let target = try? resolve(redirection.url, serverHeadersFrom: Server(baseURL: redirection.url)) else {
+            return
+        }
+        request.head.scheme = target.head.scheme
+        request.head.authority = target.head.authority
+        request.head.path = target.head.path
+        request.head.method = redirection.method
+        if redirection.dropsBody {
+            request.body = nil
+            for name in [HTTPField.Name.contentType, .contentEncoding, .contentLength, .transferEncoding] {
+                request.head.headerFields[name] = nil
+            }
+            request.head.headerFields[.contentLanguage] = nil
+        }
+    }
+
+    /// Removes every credential header, and every header the redactor treats as sensitive.
+    static func stripCredentials(from fields: inout HTTPFields, redactor: Redactor) {
+        for name in credentialHeaders { fields[name] = nil }
+        for name in redactor.sensitiveHeaderNames { fields[name] = nil }
     }
 }

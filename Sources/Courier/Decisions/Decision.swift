@@ -41,12 +41,38 @@ extension Decision {
 public enum DecisionAction: Sendable {
     /// Go on to the next decision with this response.
     case `continue`(with: ReceivedResponse)
-    /// Run the call again from the adapters, with these decisions.
-    case restart(with: [any Decision])
+    /// Run the call again from the adapters, with these decisions, optionally to a new target (a redirect).
+    case restart(with: [any Decision], redirection: Redirection? = nil)
     /// End the call with this error.
     case fail(any Error)
     /// Skip the remaining decisions and parse this response.
     case done(with: ReceivedResponse)
+}
+
+/// Where a restarted call goes instead of its request's own URL: the target of a redirect.
+///
+/// The next attempt resolves to ``url`` and runs the adapters again (so the bearer adapter sees the new origin
+/// and attaches nothing outside its own), then Courier applies the redirection: ``method``, and the body and its
+/// content headers dropped when ``dropsBody``. Once a redirection ``stripsCredentials``, every later attempt of
+/// the call is sent without sensitive headers (`Authorization`, `Proxy-Authorization`, `Cookie`, `Cookie2`, and
+/// every header the client's ``Redactor`` treats as sensitive), whatever the adapters add.
+public struct Redirection: Hashable, Sendable {
+    /// The absolute target URL, with its query.
+    public var url: URL
+    /// The method of the redirected request.
+    public var method: HTTPRequest.Method
+    /// Whether the body and its content headers are dropped (303, and 301/302 after a POST).
+    public var dropsBody: Bool
+    /// Whether sensitive headers are stripped, for this and every later attempt of the call.
+    public var stripsCredentials: Bool
+
+    /// Creates a redirection.
+    public init(url: URL, method: HTTPRequest.Method, dropsBody: Bool, stripsCredentials: Bool) {
+        self.url = url
+        self.method = method
+        self.dropsBody = dropsBody
+        self.stripsCredentials = stripsCredentials
+    }
 }
 
 /// A response as decisions see it: the head and the body, read into memory.

@@ -42,7 +42,7 @@ public struct ValidateStatusDecision<APIError: Decodable & Error>: Decision {
             CourierError(
                 code: .unacceptableStatus,
                 stage: .decide,
-                message: "the server answered \(response.status.code) \(response.status.reasonPhrase)",
+                message: "the server answered \(StatusText.describe(response.status))",
                 response: response.head,
                 underlyingError: apiError
             )

@@ -7,7 +7,8 @@ extension CourierError {
             case invalidURL, invalidHeader, invalidBody, encodingFailed, missingCredential
             case bodyNotReplayable, transportFailed, connectionFailed, timedOut, bodyTooLarge
             case unacceptableStatus, decodingFailed, tooManyRestarts, decisionFailed, adapterFailed
-            case unexpectedResponse
+            case unexpectedResponse, connectTimeout, malformedResponse, decompressionLimit, unsupported
+            case redirectLimit, redirectCycle, insecureRedirect, invalidRedirect
         }
 
         private let base: Base
@@ -49,5 +50,22 @@ extension CourierError {
         public static let adapterFailed = Code(.adapterFailed)
         /// The response is not what the transport or the request expected (a test double with no stub, say).
         public static let unexpectedResponse = Code(.unexpectedResponse)
+        /// No connection could be made within the connect timeout.
+        public static let connectTimeout = Code(.connectTimeout)
+        /// The response violates HTTP framing or syntax (truncated body, conflicting `Content-Length`, a bad
+        /// chunk). Never retried: the connection is discarded.
+        public static let malformedResponse = Code(.malformedResponse)
+        /// A compressed body inflates past the size or ratio limit.
+        public static let decompressionLimit = Code(.decompressionLimit)
+        /// The transport cannot do what the request asks (say which in the message).
+        public static let unsupported = Code(.unsupported)
+        /// More redirects than ``RedirectDecision/maxRedirects`` in one call.
+        public static let redirectLimit = Code(.redirectLimit)
+        /// A redirect leads back to a URL this call already visited.
+        public static let redirectCycle = Code(.redirectCycle)
+        /// A redirect from `https` to `http`, refused by default.
+        public static let insecureRedirect = Code(.insecureRedirect)
+        /// A redirect whose `Location` is missing, unparsable, carries userinfo, or is not http(s).
+        public static let invalidRedirect = Code(.invalidRedirect)
     }
 }

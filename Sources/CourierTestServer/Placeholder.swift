@@ -1,0 +1,2 @@
+/// Placeholder until the embedded test server lands.
+enum CourierTestServerPlaceholder {}

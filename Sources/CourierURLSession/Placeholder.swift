@@ -1,0 +1,2 @@
+/// Placeholder until the URLSession transport lands.
+enum CourierURLSessionPlaceholder {}

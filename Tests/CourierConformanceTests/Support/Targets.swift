@@ -1,0 +1,109 @@
+import Courier
+import CourierAsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Testing
+
+/// A transport under test, by name (so test output says which one failed).
+struct TransportKind: Sendable, CustomTestStringConvertible, Hashable {
+    let name: String
+    let make: @Sendable () -> any Transport
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
+    func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    var testDescription: String { name }
+
+    static let asyncHTTPClient = TransportKind(name: "AsyncHTTPClient") { AsyncHTTPClientTransport() }
+
+    /// Every transport the conformance suite runs on.
+    static let all: [TransportKind] = [.asyncHTTPClient]
+}
+
+/// The real httpbin the test script started, if any.
+enum HTTPBin {
+    static let url: URL? = ProcessInfo.processInfo.environment["COURIER_HTTPBIN_URL"].flatMap(URL.init(string:))
+    static var isAvailable: Bool { url != nil }
+
+    /// The same server under another origin (`localhost` instead of `127.0.0.1`), for cross-origin redirects.
+    static var otherOrigin: URL? {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.host = "localhost"
+        return components.url
+    }
+
+    static func client(
+        _ transport: TransportKind,
+        configure: (inout Client.Configuration) -> Void = { _ in }
+    ) throws -> Client {
+        let url = try #require(url, "COURIER_HTTPBIN_URL is not set: run scripts/test")
+        var configuration = Client.Configuration()
+        configure(&configuration)
+        return Client(server: Server(baseURL: url), transport: transport.make(), configuration: configuration)
+    }
+}
+
+/// httpbin's echo of a request (`/anything`, `/get`, `/post`, …).
+struct Echo: Decodable, Sendable {
+    let args: [String: String]
+    let data: String?
+    let form: [String: String]?
+    let json: JSONValue?
+    let headers: [String: String]
+    let method: String?
+    let url: String
+}
+
+/// Any JSON value, for asserting on echoed JSON.
+enum JSONValue: Decodable, Sendable, Equatable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+}
+
+/// A request against httpbin with everything a test varies.
+struct HTTPBinCall<Value: Decodable & Sendable>: Request {
+    typealias Response = Value
+    var method: HTTPRequest.Method = .get
+    var path: String
+    var query: Parameters? = nil
+    var headers: RequestHeaders = [:]
+    var body: RequestBody? = nil
+    var timeout: Duration? = nil
+    var maxResponseBodySize: Int? = nil
+}
+
+/// Expects a `CourierError` and returns it.
+func expectCourierError<T>(
+    _ body: () async throws -> T,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> CourierError? {
+    do {
+        _ = try await body()
+        Issue.record("expected a CourierError, but the call succeeded", sourceLocation: sourceLocation)
+    } catch let error as CourierError {
+        return error
+    } catch {
+        Issue.record("expected a CourierError, got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}

@@ -1,0 +1,230 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Reliability rows 1–8 against `MockTransport`: Courier, not the transport, decides what a redirect does.
+@Suite("RedirectDecision", .timeLimit(.minutes(1)))
+struct RedirectDecisionTests {
+    static let apiKey = HTTPField.Name("X-Api-Key")!
+    static let custom = HTTPField.Name("X-Custom")!
+
+    /// A client whose requests carry every kind of credential.
+    static func client(
+        baseURL: String = "https://a.test",
+        decisions: [any Decision] = [RedirectDecision()]
+    ) -> (Client, MockTransport) {
+        let mock = MockTransport()
+        var configuration = Client.Configuration(decisions: decisions)
+        configuration.adapters.append(.bearer { "t0ken" })
+        configuration.redactor.sensitiveHeaderNames.insert(apiKey)
+        configuration.cleartextPolicy = .always
+        let client = Client(
+            server: Server(baseURL: URL(string: baseURL)!), transport: mock, configuration: configuration)
+        return (client, mock)
+    }
+
+    static func probe(method: HTTPRequest.Method = .get, body: RequestBody? = nil) -> Probe<String> {
+        var probe = Probe(method: method, path: "/start")
+        probe.headers = [
+            "Cookie": "session=c00kie", "Proxy-Authorization": "Basic cHJveHk=", "X-Api-Key": "k3y", "X-Custom": "kept",
+        ]
+        probe.body = body
+        return probe
+    }
+
+    static func redirect(_ status: Int = 302, to location: String) -> MockResponse {
+        .status(status, headerFields: [.location: location])
+    }
+
+    static func hasNoCredentials(_ request: MockTransport.RecordedRequest) -> Bool {
+        let fields = request.head.headerFields
+        return fields[.authorization] == nil && fields[.cookie] == nil && fields[.proxyAuthorization] == nil
+            && fields[apiKey] == nil
+    }
+
+    @Test("row 1: a redirect to another host carries no sensitive header; X-Custom is kept")
+    func crossHostStripsCredentials() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "https://b.test/landing"))
+        mock.stub(.get, "/landing", with: .text("landed"))
+        #expect(try await client.send(Self.probe()) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 2)
+        #expect(requests[0].head.headerFields[.authorization] == "Bearer t0ken")
+        #expect(requests[0].head.headerFields[.cookie] == "session=c00kie")
+        #expect(requests[1].head.authority == "b.test")
+        #expect(Self.hasNoCredentials(requests[1]))
+        #expect(requests[1].head.headerFields[Self.custom] == "kept")
+    }
+
+    @Test(
+        "row 2: another port or scheme is another origin",
+        arguments: [("https://a.test", "https://a.test:8443/landing"), ("http://a.test", "https://a.test/landing")]
+    )
+    func otherPortOrScheme(base: String, location: String) async throws {
+        let (client, mock) = Self.client(baseURL: base)
+        mock.stub(.get, "/start", with: Self.redirect(to: location))
+        mock.stub(.get, "/landing", with: .text("landed"))
+        _ = try await client.send(Self.probe())
+        let requests = mock.recordedRequests
+        try #require(requests.count == 2)
+        #expect(requests[0].head.headerFields[.cookie] == "session=c00kie")
+        #expect(Self.hasNoCredentials(requests[1]))
+    }
+
+    @Test("row 2: the same origin written differently keeps credentials (default port, case, trailing dot)")
+    func sameOriginKeepsCredentials() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "https://A.TEST.:443/landing"))
+        mock.stub(.get, "/landing", with: .text("landed"))
+        _ = try await client.send(Self.probe())
+        let second = try #require(mock.recordedRequests.last)
+        #expect(second.head.headerFields[.authorization] == "Bearer t0ken")
+        #expect(second.head.headerFields[.cookie] == "session=c00kie")
+    }
+
+    @Test("row 3: once stripped, credentials stay stripped for the rest of the chain")
+    func strippedStaysStripped() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "https://b.test/1"))
+        mock.stub(.get, "/1", with: Self.redirect(to: "/2"))
+        mock.stub(.get, "/2", with: Self.redirect(to: "https://a.test/back"))
+        mock.stub(.get, "/back", with: .text("home"))
+        #expect(try await client.send(Self.probe()) == "home")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 4)
+        #expect(requests[2].head.authority == "b.test")
+        #expect(requests[2].head.path == "/2")
+        #expect(requests.dropFirst().allSatisfy(Self.hasNoCredentials))
+    }
+
+    @Test("row 5: https → http is refused with insecureRedirect")
+    func httpsToHttpRefused() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "http://a.test/plain"))
+        let error = await expectCourierError { try await client.send(Self.probe()) }
+        #expect(error?.code == .insecureRedirect)
+        #expect(mock.recordedRequests.count == 1)
+    }
+
+    @Test("row 5: an opt-in follows https → http, with credentials stripped")
+    func httpsToHttpOptIn() async throws {
+        let (client, mock) = Self.client(decisions: [.redirect(allowsInsecureRedirects: true)])
+        mock.stub(.get, "/start", with: Self.redirect(to: "http://a.test/plain"))
+        mock.stub(.get, "/plain", with: .text("plain"))
+        #expect(try await client.send(Self.probe()) == "plain")
+        #expect(mock.recordedRequests.last.map(Self.hasNoCredentials) == true)
+    }
+
+    @Test(
+        "row 6: non-http(s) and userinfo targets are refused",
+        arguments: [
+            "file:///etc/passwd", "ftp://a.test/x", "http+unix://%2Fvar%2Frun%2Fsock/x", "https://u:p@a.test/x",
+        ]
+    )
+    func nonHTTPRefused(location: String) async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: location))
+        let error = await expectCourierError { try await client.send(Self.probe()) }
+        #expect(error?.code == .invalidRedirect)
+        #expect(mock.recordedRequests.count == 1)
+        #expect(error?.description.contains("u:p@") == false)
+    }
+
+    @Test("row 6: relative references resolve per RFC 3986 §5.2 with dot segments removed")
+    func relativeResolution() async throws {
+        let (client, mock) = Self.client(baseURL: "https://a.test/v1")
+        mock.stub(.get, "/v1/start", with: Self.redirect(to: "../other/./x?y=1"))
+        mock.stub(.get, "/other/x", with: .text("resolved"))
+        #expect(try await client.send(Self.probe()) == "resolved")
+        #expect(mock.recordedRequests.last?.head.path == "/other/x?y=1")
+    }
+
+    @Test("row 7: a loop fails with redirectCycle, a long chain with redirectLimit")
+    func loopsAndLimits() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "/b"))
+        mock.stub(.get, "/b", with: Self.redirect(to: "/start"))
+        let cycle = await expectCourierError { try await client.send(Self.probe()) }
+        #expect(cycle?.code == .redirectCycle)
+
+        let (limited, chain) = Self.client(decisions: [.redirect(maxRedirects: 3)])
+        chain.stub(.get, "/start", with: Self.redirect(to: "/r1"))
+        for hop in 1...4 {
+            chain.stub(.get, "/r\(hop)", with: Self.redirect(to: "/r\(hop + 1)"))
+        }
+        let limit = await expectCourierError { try await limited.send(Self.probe()) }
+        #expect(limit?.code == .redirectLimit)
+        #expect(chain.recordedRequests.count == 4)
+    }
+
+    @Test(
+        "row 8: method and body per status",
+        arguments: [
+            (301, HTTPRequest.Method.post, HTTPRequest.Method.get, false),
+            (302, .post, .get, false),
+            (303, .post, .get, false),
+            (303, .put, .get, false),
+            (303, .head, .head, false),
+            (307, .post, .post, true),
+            (308, .put, .put, true),
+            (301, .put, .put, true),
+        ]
+    )
+    func methodRewriting(status: Int, method: HTTPRequest.Method, expected: HTTPRequest.Method, keepsBody: Bool)
+        async throws
+    {
+        let (client, mock) = Self.client()
+        mock.stub(method, "/start", with: Self.redirect(status, to: "/next"))
+        mock.stub(expected, "/next", with: .text("next"))
+        _ = try await client.send(Self.probe(method: method, body: method == .head ? nil : .json(["a": 1])))
+        let second = try #require(mock.recordedRequests.last)
+        #expect(second.head.method == expected)
+        if method != .head {
+            #expect((second.body != nil) == keepsBody)
+            #expect((second.head.headerFields[.contentType] != nil) == keepsBody)
+            if keepsBody { #expect(second.bodyText == #"{"a":1}"#) }
+        }
+    }
+
+    @Test("row 8: a one-shot body is never re-sent on 307; the 307 comes back as the response")
+    func oneShotBodyNotResent() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.post, "/start", with: Self.redirect(307, to: "/next"))
+        let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+            continuation.yield(ArraySlice("once".utf8))
+            continuation.finish()
+        }
+        let body = MessageBody(stream, length: .known(4), iterationBehavior: .single)
+        let error = await expectCourierError { try await client.send(Self.probe(method: .post, body: .stream(body))) }
+        #expect(error?.code == .unacceptableStatus)
+        #expect(error?.response?.status.code == 307)
+        #expect(mock.recordedRequests.count == 1)
+        #expect(mock.recordedRequests.first?.bodyText == "once")
+    }
+
+    @Test("a 303 after a one-shot POST follows with a GET (nothing to re-send)")
+    func oneShotBodyFollows303() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.post, "/start", with: Self.redirect(303, to: "/result"))
+        mock.stub(.get, "/result", with: .text("done"))
+        let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+            continuation.yield(ArraySlice("once".utf8))
+            continuation.finish()
+        }
+        let body = MessageBody(stream, length: .unknown, iterationBehavior: .single)
+        #expect(try await client.send(Self.probe(method: .post, body: .stream(body))) == "done")
+        #expect(mock.recordedRequests.last?.body == nil)
+    }
+
+    @Test("the trace shows each redirect as a restart")
+    func traceShowsRedirects() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "/next"))
+        mock.stub(.get, "/next", with: .text("gone", status: 410))
+        let error = await expectCourierError { try await client.send(Self.probe()) }
+        #expect(error?.trace.description == "redirect ↻ restart → validateStatus ✗")
+    }
+}

@@ -182,7 +182,9 @@ public final class MockTransport: Transport {
         default:
             let chunks = response.chunks.map { ArraySlice([UInt8]($0)) }
             if chunks.count <= 1 { return MessageBody(bytes) }
-            return MessageBody(chunks.async, length: .known(Int64(bytes.count)), iterationBehavior: .multiple)
+            let length: MessageBody.Length =
+                response.headerFields[.contentLength] != nil ? .known(Int64(bytes.count)) : .unknown
+            return MessageBody(chunks.async, length: length, iterationBehavior: .multiple)
         }
     }
 

@@ -6,11 +6,13 @@ import Logging
 struct Pipeline<R: Request>: Sendable {
     let client: Client
     let request: R
+    let progress: (@Sendable (TransferProgress) -> Void)?
     private var configuration: Client.Configuration { client.configuration }
 
-    init(client: Client, request: R) {
+    init(client: Client, request: R, progress: (@Sendable (TransferProgress) -> Void)? = nil) {
         self.client = client
         self.request = request
+        self.progress = progress
     }
 
     /// Runs the call under the request's (or client's) deadline, then logs its one line.
@@ -68,18 +70,28 @@ struct Pipeline<R: Request>: Sendable {
         var restarts = 0
         let server = try client.server(for: request)
         let limit = request.maxResponseBodySize ?? configuration.maxResponseBodySize
+        let streamingParser = request.parser as? any StreamingResponseParser<R.Response>
         while true {
             try Task.checkCancellation()
             attempt += 1
             state.withLock { $0.begin(attempt: attempt) }
 
-            let outgoing = try await prepare(
+            var outgoing = try await prepare(
                 server: server,
                 attempt: attempt,
                 redirection: redirection,
                 stripsCredentials: credentialsStripped,
                 state: state
             )
+            if let progress, let body = outgoing.body {
+                let total = body.length.knownCount
+                let attemptNumber = attempt
+                outgoing.body = body.observing { count in
+                    progress(
+                        TransferProgress(
+                            direction: .upload, completedBytes: count, totalBytes: total, attempt: attemptNumber))
+                }
+            }
 
             state.withLock { $0.stage = .transport }
             let context = TransportContext(
@@ -88,9 +100,19 @@ struct Pipeline<R: Request>: Sendable {
                 attempt: attempt,
                 logger: configuration.logger
             )
-            let sent = try await client.transport.send(outgoing, context: context)
+            var sent = try await client.transport.send(outgoing, context: context)
             state.withLock { $0.response = sent.head }
-            let body = try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
+            if let progress {
+                let total = sent.body.length.knownCount
+                let attemptNumber = attempt
+                sent.body = sent.body.observing { count in
+                    progress(
+                        TransferProgress(
+                            direction: .download, completedBytes: count, totalBytes: total, attempt: attemptNumber))
+                }
+            }
+            let streamsBody = streamingParser != nil && sent.head.status.kind == .successful
+            let body = streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
             var received = ReceivedResponse(head: sent.head, body: body)
             state.withLock {
                 $0.bodySize = body.count
@@ -170,11 +192,14 @@ struct Pipeline<R: Request>: Sendable {
 
             state.withLock { $0.stage = .parse }
             let value: R.Response
+            let parseContext = ParseContext(request: outgoing.head, jsonDecoder: configuration.jsonDecoder)
             do {
-                value = try request.parser.parse(
-                    received,
-                    context: ParseContext(request: outgoing.head, jsonDecoder: configuration.jsonDecoder)
-                )
+                if let streamingParser {
+                    let body = streamsBody ? sent.body : MessageBody(received.body)
+                    value = try await streamingParser.parse(received.head, body: body, context: parseContext)
+                } else {
+                    value = try request.parser.parse(received, context: parseContext)
+                }
             } catch {
                 state.withLock { $0.trace.record(.parse, "parse", .failed, attempt: attempt) }
                 throw error
@@ -205,7 +230,7 @@ struct Pipeline<R: Request>: Sendable {
         let context = AdapterContext(
             attempt: attempt,
             server: server,
-            knownServers: Array(client.servers.values) + (request.server.map { [$0] } ?? []),
+            knownServers: Array(client.servers.values),
             authentication: request.authentication,
             jsonEncoder: configuration.jsonEncoder,
             queryEncoder: configuration.queryEncoder,

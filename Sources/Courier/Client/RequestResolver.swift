@@ -60,9 +60,16 @@ extension DefaultStringInterpolation {
     /// Interpolates `value` as exactly one percent-encoded path segment.
     ///
     /// `/`, `?`, `#`, `%` and every other character outside RFC 3986's segment characters are encoded, once:
-    /// `"/files/\(pathSegment: "../admin")"` is `/files/..%2Fadmin`, and `%2F` becomes `%252F`.
+    /// `"/files/\(pathSegment: "../admin")"` is `/files/..%2Fadmin`, and `%2F` becomes `%252F`. A value that is
+    /// exactly `.` or `..` is encoded as `%2E` / `%2E%2E`, so it can never be read as a dot segment.
     public mutating func appendInterpolation(pathSegment value: some CustomStringConvertible) {
-        appendLiteral(PercentEncoding.encode(value.description, allowing: .pathSegment))
+        let text = value.description
+        if text == "." || text == ".." {
+            // A dot segment would be removed by RFC 3986 normalisation and move the request elsewhere.
+            appendLiteral(String(repeating: "%2E", count: text.count))
+        } else {
+            appendLiteral(PercentEncoding.encode(text, allowing: .pathSegment))
+        }
     }
 }
 

@@ -28,8 +28,8 @@ enum RequestValidator {
                 )
             }
         }
-        if let path = head.path, path.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "#") }) {
-            throw invalidURL("the path contains a space, control character or '#' after adapting")
+        if let path = head.path, path.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "#") }) {
+            throw invalidURL("the path contains a space, control character, non-ASCII byte or '#' after adapting")
         }
 
         request.head.headerFields[.contentLength] = nil

@@ -1,3 +1,4 @@
+import Foundation
 public import HTTPTypes
 
 /// The one error type Courier throws: what failed, at which stage, for which request, and why.
@@ -90,10 +91,11 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         if let underlyingError, !(underlyingError is CourierError) {
             text += " (underlying: \(underlyingError))"
         }
+        let trace = trace.description
         if !trace.isEmpty {
             text += " [\(trace)]"
         }
-        return text
+        return text.oneLine
     }
 
     static func bodyTooLarge(limit: Int, announced: Int64?) -> CourierError {
@@ -103,5 +105,13 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             stage: .transport,
             message: "\(detail); at most \(limit) bytes are read into memory"
         )
+    }
+}
+
+extension String {
+    /// The text with CR and LF shown as `\r` and `\n`, so a description or log line stays one line.
+    var oneLine: String {
+        guard contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return self }
+        return replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 }

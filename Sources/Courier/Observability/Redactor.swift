@@ -66,6 +66,9 @@ public struct Redactor: Hashable, Sendable {
         var request = request
         request.headerFields = redact(request.headerFields)
         if let path = request.path { request.path = redactQuery(inPath: path) }
+        if let authority = request.authority, let at = authority.lastIndex(of: "@") {
+            request.authority = Self.placeholder + String(authority[at...])
+        }
         return request
     }
 
@@ -81,8 +84,10 @@ public struct Redactor: Hashable, Sendable {
         encoded.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = String(parts.first ?? "").removingPercentEncodingForDisplay
-            let bareKey = String(key.split(separator: "[").first ?? Substring(key))
-            guard parts.count == 2, isSensitive(queryKey: key) || isSensitive(queryKey: bareKey) else {
+            let keyParts = key.split(whereSeparator: { $0 == "[" || $0 == "]" || $0 == "." })
+            guard parts.count == 2,
+                isSensitive(queryKey: key) || keyParts.contains(where: { isSensitive(queryKey: $0) })
+            else {
                 return String(pair)
             }
             return "\(parts[0])=\(Self.placeholder)"

@@ -25,7 +25,8 @@ struct RequestLogLine: CustomStringConvertible {
             line += " → no response"
         }
         line += " (\(details.joined(separator: ", ")))"
-        if !record.trace.isEmpty { line += " [\(record.trace)]" }
+        let trace = record.trace.description
+        if !trace.isEmpty { line += " [\(trace)]" }
         if let error {
             if let error = error as? CourierError {
                 line += " failed: \(error.code)" + (error.message.map { ": \($0)" } ?? "")
@@ -33,7 +34,7 @@ struct RequestLogLine: CustomStringConvertible {
                 line += " failed: \(error)"
             }
         }
-        return line
+        return line.oneLine
     }
 
     static func format(_ duration: Duration) -> String {

@@ -23,6 +23,12 @@ public struct MessageBody: AsyncSequence, Sendable {
         case known(Int64)
         /// The length is not known in advance (a chunked request, or a response without `Content-Length`).
         case unknown
+
+        /// The byte count when it is known.
+        public var knownCount: Int64? {
+            if case .known(let count) = self { return count }
+            return nil
+        }
     }
 
     /// How many times a body can be iterated.

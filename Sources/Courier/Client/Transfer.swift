@@ -1,0 +1,74 @@
+/// How far a transfer has come: bytes sent or received so far, and the total when it is known.
+public struct TransferProgress: Hashable, Sendable, CustomStringConvertible {
+    /// Which way the bytes go.
+    public enum Direction: Hashable, Sendable {
+        /// The request body, as it is handed to the transport.
+        case upload
+        /// The response body, as it arrives.
+        case download
+    }
+
+    /// Which way the bytes go.
+    public var direction: Direction
+    /// Bytes done so far in this attempt.
+    public var completedBytes: Int64
+    /// The total, when the body's length is known.
+    public var totalBytes: Int64?
+    /// The 1-based attempt (a redirect or retry starts counting again).
+    public var attempt: Int
+
+    /// `completedBytes / totalBytes`, when the total is known.
+    public var fractionCompleted: Double? {
+        guard let totalBytes, totalBytes > 0 else { return nil }
+        return min(1, Double(completedBytes) / Double(totalBytes))
+    }
+
+    /// `upload 512/1024 B`.
+    public var description: String {
+        "\(direction) \(completedBytes)/\(totalBytes.map(String.init) ?? "?") B"
+    }
+}
+
+/// A call in flight with its progress: ``progress`` yields updates until the call ends, ``value`` awaits the
+/// result.
+///
+/// ```swift
+/// let transfer = client.transfer(UploadPhoto(file: url))
+/// Task { for await step in transfer.progress { bar.update(step.fractionCompleted ?? 0) } }
+/// let receipt = try await transfer.value
+/// ```
+public struct Transfer<Value: Sendable>: Sendable {
+    /// Progress updates, upload then download, for every attempt; finishes when the call ends.
+    public let progress: AsyncStream<TransferProgress>
+    private let task: Task<Value, any Error>
+
+    init(progress: AsyncStream<TransferProgress>, task: Task<Value, any Error>) {
+        self.progress = progress
+        self.task = task
+    }
+
+    /// The call's result.
+    ///
+    /// - Throws: What ``Client/send(_:)`` throws.
+    public var value: Value {
+        get async throws { try await task.value }
+    }
+
+    /// Cancels the call.
+    public func cancel() { task.cancel() }
+}
+
+extension Client {
+    /// Starts `request` and returns a handle with its upload and download progress as an `AsyncSequence`.
+    ///
+    /// The call runs in a new task; cancel it with ``Transfer/cancel()``. Progress counts the bytes Courier
+    /// hands to the transport (upload) and receives from it (download), the same way on every transport.
+    public func transfer<R: Request>(_ request: R) -> Transfer<R.Response> {
+        let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let task = Task {
+            defer { continuation.finish() }
+            return try await Pipeline(client: self, request: request, progress: { continuation.yield($0) }).run()
+        }
+        return Transfer(progress: stream, task: task)
+    }
+}

@@ -1,0 +1,91 @@
+public import Foundation
+public import HTTPTypes
+
+/// A response parser that reads the body as it arrives instead of from memory.
+///
+/// Courier hands a streaming parser the live body of an accepted response without reading it into memory first,
+/// so its size is not bounded by ``Client/Configuration/maxResponseBodySize``; decisions see the head and an
+/// empty body. Responses that decisions accepted with a status other than 2xx arrive buffered, as a
+/// ``MessageBody`` over the bytes in memory.
+public protocol StreamingResponseParser<Output>: ResponseParser {
+    /// Reads `body` to its end and returns the result.
+    func parse(_ head: HTTPResponse, body: MessageBody, context: ParseContext) async throws -> Output
+}
+
+extension StreamingResponseParser {
+    /// Parses a body already in memory by streaming it.
+    public func parse(_ response: ReceivedResponse, context: ParseContext) throws -> Output {
+        throw CourierError(
+            code: .unsupported,
+            stage: .parse,
+            message: "\(Self.self) reads bodies as they arrive; Courier calls its streaming parse"
+        )
+    }
+}
+
+/// A file a ``DownloadParser`` wrote.
+public struct DownloadedFile: Hashable, Sendable {
+    /// Where the file is.
+    public var url: URL
+    /// How many bytes it has.
+    public var byteCount: Int64
+}
+
+/// Streams the body into a file, never holding more than one chunk in memory.
+///
+/// The bytes go to a temporary file next to `destination`, which replaces `destination` only once the whole
+/// body arrived; a failed or cancelled download leaves no partial file behind.
+///
+/// ```swift
+/// struct GetArchive: Request {
+///     typealias Response = DownloadedFile
+///     var path: String { "/archive.tar" }
+///     var parser: any ResponseParser<DownloadedFile> { DownloadParser(destination: archiveURL) }
+/// }
+/// ```
+public struct DownloadParser: StreamingResponseParser {
+    /// A downloaded file.
+    public typealias Output = DownloadedFile
+
+    /// Where the file goes.
+    public let destination: URL
+
+    /// Creates a download parser.
+    public init(destination: URL) { self.destination = destination }
+
+    /// Writes the body to ``destination``.
+    ///
+    /// - Throws: ``CourierError/Code/transportFailed`` (stage `.parse`) when the file cannot be written; any
+    ///   error reading the body; `CancellationError`.
+    public func parse(_ head: HTTPResponse, body: MessageBody, context: ParseContext) async throws -> DownloadedFile {
+        let directory = destination.deletingLastPathComponent()
+        let temporary = directory.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).part")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw Self.fileError("could not create \(temporary.path)", nil)
+        }
+        var count: Int64 = 0
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            defer { try? handle.close() }
+            for try await chunk in body {
+                try handle.write(contentsOf: chunk)
+                count += Int64(chunk.count)
+            }
+            try handle.synchronize()
+            if FileManager.default.fileExists(atPath: destination.path) {
+                _ = try FileManager.default.replaceItemAt(destination, withItemAt: temporary)
+            } else {
+                try FileManager.default.moveItem(at: temporary, to: destination)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            if error is CancellationError || error is CourierError { throw error }
+            throw Self.fileError("could not write \(destination.path)", error)
+        }
+        return DownloadedFile(url: destination, byteCount: count)
+    }
+
+    private static func fileError(_ message: String, _ underlying: (any Error)?) -> CourierError {
+        CourierError(code: .transportFailed, stage: .parse, message: message, underlyingError: underlying)
+    }
+}

@@ -1,0 +1,68 @@
+public import Foundation
+
+extension MessageBody {
+    /// A replayable body read from a file in chunks, never whole into memory.
+    ///
+    /// The length is the file's size when the body is created; each iteration opens the file again.
+    ///
+    /// - Throws: ``CourierError/Code/invalidBody`` when the file cannot be read.
+    public static func file(at url: URL, chunkSize: Int = 64 * 1024) throws -> MessageBody {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        } catch {
+            throw CourierError(
+                code: .invalidBody,
+                stage: .adapt,
+                message: "cannot read the file to upload at \(url.path)",
+                underlyingError: error
+            )
+        }
+        let size = (attributes[.size] as? NSNumber)?.int64Value
+        return MessageBody(
+            FileChunks(url: url, chunkSize: Swift.max(1, chunkSize)),
+            length: size.map { .known($0) } ?? .unknown,
+            iterationBehavior: .multiple
+        )
+    }
+}
+
+/// The chunks of a file, read on demand.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ArraySlice<UInt8>
+    let url: URL
+    let chunkSize: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let url: URL
+        let chunkSize: Int
+        var handle: FileHandle?
+        var finished = false
+
+        mutating func next() async throws -> ArraySlice<UInt8>? {
+            guard !finished else { return nil }
+            try Task.checkCancellation()
+            if handle == nil {
+                handle = try FileHandle(forReadingFrom: url)
+            }
+            guard let data = try handle?.read(upToCount: chunkSize), !data.isEmpty else {
+                finished = true
+                try handle?.close()
+                handle = nil
+                return nil
+            }
+            return ArraySlice(data)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(url: url, chunkSize: chunkSize) }
+}
+
+extension RequestBody {
+    /// A file streamed from disk, with its exact length, replayable.
+    ///
+    /// - Throws: ``CourierError/Code/invalidBody`` when the file cannot be read.
+    public static func file(_ url: URL, contentType: String? = "application/octet-stream") throws -> RequestBody {
+        .stream(try MessageBody.file(at: url), contentType: contentType)
+    }
+}

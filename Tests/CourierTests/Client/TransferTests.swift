@@ -1,0 +1,120 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Streaming to and from files, and progress as an `AsyncSequence`.
+@Suite("Transfers", .timeLimit(.minutes(1)))
+struct TransferTests {
+    struct Download: Request {
+        typealias Response = DownloadedFile
+        let destination: URL
+        var path: String { "/file" }
+        var parser: any ResponseParser<DownloadedFile> { DownloadParser(destination: destination) }
+    }
+
+    struct Upload: Request {
+        typealias Response = String
+        let file: URL
+        var method: HTTPRequest.Method { .put }
+        var path: String { "/upload" }
+        var body: RequestBody? { try? .file(file) }
+    }
+
+    static func temporaryURL(_ name: String = UUID().uuidString) -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(name)")
+    }
+
+    @Test("a download streams into the destination file and bypasses the in-memory limit")
+    func downloadToFile() async throws {
+        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let (client, mock) = Fixtures.client { $0.maxResponseBodySize = 1000 }
+        mock.stub(.get, "/file", with: MockResponse(body: payload, chunkSize: 10_000))
+        let destination = Self.temporaryURL()
+        defer { try? FileManager.default.removeItem(at: destination) }
+
+        let file = try await client.send(Download(destination: destination))
+        #expect(file.byteCount == Int64(payload.count))
+        #expect(try Data(contentsOf: destination) == payload)
+    }
+
+    @Test("a failed download leaves no file behind, and a non-2xx still decodes as an error")
+    func failedDownloadLeavesNothing() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/file", with: .text("0123456789", fault: .resetMidBody(afterBytes: 4)))
+        let destination = Self.temporaryURL()
+        let error = await expectCourierError { try await client.send(Download(destination: destination)) }
+        #expect(error?.code == .connectionFailed)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: destination.deletingLastPathComponent().path
+        )
+        .filter { $0.contains(destination.lastPathComponent) }
+        #expect(leftovers.isEmpty)
+
+        mock.stub(.get, "/file", with: .text("missing", status: 404))
+        let notFound = await expectCourierError { try await client.send(Download(destination: destination)) }
+        #expect(notFound?.code == .unacceptableStatus)
+        #expect(notFound?.bodyExcerpt == "missing")
+    }
+
+    @Test("an upload from a file sends its bytes with an exact Content-Length, and again on a retry")
+    func uploadFromFile() async throws {
+        let source = Self.temporaryURL()
+        let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
+        try payload.write(to: source)
+        defer { try? FileManager.default.removeItem(at: source) }
+        var configuration = Client.Configuration()
+        configuration.decisions.append(.retry(1))
+        let mock = MockTransport()
+        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        mock.stub(.put, "/upload", with: [.status(503), .text("stored")])
+
+        #expect(try await client.send(Upload(file: source)) == "stored")
+        let sent = mock.recordedRequests
+        try #require(sent.count == 2)
+        #expect(sent.allSatisfy { $0.body == payload })
+        #expect(sent[0].head.headerFields[.contentLength] == "200000")
+    }
+
+    @Test("a missing file is a typed error before anything is sent")
+    func missingFile() async throws {
+        #expect(throws: CourierError.self) { try RequestBody.file(Self.temporaryURL("missing")) }
+    }
+
+    @Test("progress reports upload then download, ending at the totals")
+    func progress() async throws {
+        let (client, mock) = Fixtures.client()
+        let download = Data(repeating: 7, count: 150_000)
+        mock.stub(.post, "/probe", with: MockResponse(body: download, chunkSize: 50_000))
+        var probe = Probe(method: .post)
+        probe.body = .bytes(Data(repeating: 1, count: 100_000))
+        let transfer = client.transfer(probe)
+        var steps: [TransferProgress] = []
+        for await step in transfer.progress { steps.append(step) }
+        let value = try await transfer.value
+        #expect(value.utf8.count == download.count)
+
+        let uploads = steps.filter { $0.direction == .upload }
+        let downloads = steps.filter { $0.direction == .download }
+        #expect(uploads.last?.completedBytes == 100_000)
+        #expect(uploads.last?.totalBytes == 100_000)
+        #expect(uploads.last?.fractionCompleted == 1)
+        #expect(downloads.last?.completedBytes == 150_000)
+        #expect(downloads.map(\.completedBytes) == downloads.map(\.completedBytes).sorted())
+        #expect(uploads.count >= 2)
+        let firstDownload = try #require(steps.firstIndex { $0.direction == .download })
+        #expect(steps[..<firstDownload].allSatisfy { $0.direction == .upload })
+    }
+
+    @Test("cancelling a transfer ends its progress and throws CancellationError")
+    func cancelTransfer() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .status(200, fault: .stall))
+        let transfer = client.transfer(Probe())
+        transfer.cancel()
+        for await _ in transfer.progress {}
+        await #expect(throws: CancellationError.self) { try await transfer.value }
+    }
+}

@@ -1,0 +1,133 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Logging
+import Testing
+
+/// The one swift-log line Courier writes per call.
+@Suite("RequestLogLine", .timeLimit(.minutes(1)))
+struct RequestLogLineTests {
+    /// `(12 ms, …` or `(1.5 ms, …`: the elapsed time as the log line formats it.
+    private static let elapsed = #"(\d+(\.\d)? ms|\d+\.\d s)"#
+
+    private static func matches(_ line: String, _ pattern: String) throws -> Bool {
+        try Regex(pattern).wholeMatch(in: line) != nil
+    }
+
+    @Test("a successful call logs exactly one info line with method, URL, status, time, size and trace")
+    func successLine() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .info) }
+        mock.stub(.post, "/post", with: .json(raw: #"{"form":{"foo":"bar"}}"#))
+        _ = try await client.send(HTTPBinPost(foo: "bar"))
+        let entry = try #require(capture.entries.onlyElement)
+        #expect(entry.level == .info)
+        #expect(
+            try Self.matches(
+                entry.message,
+                #"POST https://api\.example\.com/post → 200 \("# + Self.elapsed
+                    + #", 22 B\) \[validateStatus ✓ → parse ✓\]"#
+            ),
+            "\(entry.message)"
+        )
+    }
+
+    @Test("a failed call logs one warning line ending in 'failed: <code>: <message>'")
+    func failureLine() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .info) }
+        mock.stub(.get, "/probe", with: MockResponse(status: .notFound, body: Data("nope".utf8)))
+        _ = await expectCourierError { try await client.send(Probe()) }
+        let entry = try #require(capture.entries.onlyElement)
+        #expect(entry.level == .warning)
+        #expect(
+            try Self.matches(
+                entry.message,
+                #"GET https://api\.example\.com/probe → 404 \("# + Self.elapsed
+                    + #", 4 B\) \[validateStatus ✗\] failed: unacceptableStatus: the server answered 404 Not Found"#
+            ),
+            "\(entry.message)"
+        )
+    }
+
+    @Test("a retried call is still one line, with the attempts and the whole trace")
+    func retriedCallLine() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger() }
+        mock.stub(.get, "/probe", with: [.status(503), .status(503), .text("ok")])
+        _ = try await client.send(DecisionFixtures.textProbe(decisions: [.retry(2), .validateStatus()]))
+        let line = try #require(capture.messages.onlyElement)
+        #expect(
+            try Self.matches(
+                line,
+                #"GET https://api\.example\.com/probe → 200 \("# + Self.elapsed
+                    + #", 2 B, 3 attempts\) \[retry ↻ restart → retry ↻ restart → validateStatus ✓ → parse ✓\]"#
+            ),
+            "\(line)"
+        )
+    }
+
+    @Test("a call that got no response says so")
+    func noResponseLine() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger() }
+        let cause = CourierError(code: .connectionFailed, stage: .transport, message: "connection refused")
+        mock.stub(.get, "/probe", with: .status(200, fault: .failBeforeResponse(cause)))
+        _ = await expectCourierError { try await client.send(Probe()) }
+        let line = try #require(capture.messages.onlyElement)
+        #expect(line.hasPrefix("GET https://api.example.com/probe → no response ("))
+        #expect(line.hasSuffix("failed: connectionFailed: connection refused"))
+    }
+
+    @Test("sizes above 1000 bytes are shown in kB")
+    func kilobytes() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger() }
+        mock.stub(.get, "/probe", with: .text(String(repeating: "x", count: 1200)))
+        _ = try await client.send(Probe())
+        #expect(capture.messages.onlyElement?.contains(" ms, 1.2 kB) [validateStatus ✓ → parse ✓]") == true)
+    }
+
+    @Test("the logger's level filters the line: warning keeps failures only, error keeps nothing")
+    func levels() async throws {
+        let warnings = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = warnings.logger(level: .warning) }
+        mock.stub(.get, "/probe", with: [.text("ok"), .status(500)])
+        _ = try await client.send(Probe())
+        _ = await expectCourierError { try await client.send(Probe()) }
+        #expect(warnings.entries.map(\.level) == [.warning])
+
+        let errors = DecisionFixtures.LogCapture()
+        let quiet = client.configured { $0.logger = errors.logger(level: .error) }
+        mock.stub(.get, "/probe", with: [.text("ok"), .status(500)])
+        _ = try await quiet.send(Probe())
+        _ = await expectCourierError { try await quiet.send(Probe()) }
+        #expect(errors.entries.isEmpty)
+    }
+
+    @Test("concurrent calls log one line each")
+    func oneLinePerConcurrentCall() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger() }
+        mock.stub(.get, "/probe") { _ in .text("ok") }
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 { group.addTask { try await client.send(Probe()) } }
+            for try await value in group { #expect(value == "ok") }
+        }
+        #expect(capture.messages.count == 20)
+        #expect(capture.messages.allSatisfy { $0.hasPrefix("GET https://api.example.com/probe → 200 (") })
+    }
+
+    @Test("a call that fails before any decision ran has no empty trace brackets in its line")
+    func noEmptyTraceBrackets() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, _) = Fixtures.client { $0.logger = capture.logger() }
+        var probe = Probe()
+        probe.extraAdapters = [.custom("explode") { _, _ in throw DecisionFixtures.Failure(reason: "boom") }]
+        _ = await expectCourierError { try await client.send(probe) }
+        let line = try #require(capture.messages.onlyElement)
+        #expect(line.hasPrefix("GET https://api.example.com/probe → no response ("))
+        #expect(!line.contains(" []"))
+    }
+}

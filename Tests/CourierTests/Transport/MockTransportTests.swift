@@ -1,0 +1,203 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("MockTransport", .timeLimit(.minutes(1)))
+struct MockTransportTests {
+    /// Sends `method path` straight to `mock`, bypassing the client.
+    private static func send(
+        _ mock: MockTransport,
+        _ path: String,
+        method: HTTPRequest.Method = .get,
+        body: String? = nil,
+        attempt: Int = 1
+    ) async throws -> (status: Int, text: String) {
+        let head = HTTPRequest(method: method, scheme: "https", authority: "api.example.com", path: path)
+        let request = OutgoingRequest(head: head, body: body.map { MessageBody(Data($0.utf8)) })
+        let response = try await mock.send(request, context: TransportContext(attempt: attempt))
+        let bytes = try await response.body.collect(upTo: .max)
+        return (response.head.status.code, String(decoding: bytes, as: UTF8.self))
+    }
+
+    @Test("an unstubbed request fails loudly with unexpectedResponse, naming the request")
+    func unstubbedFailsLoudly() async throws {
+        let (client, mock) = Fixtures.client()
+        let error = try #require(await expectCourierError { try await client.send(Probe(path: "/nothing")) })
+        #expect(error.code == .unexpectedResponse)
+        #expect(error.stage == .transport)
+        let message = try #require(error.message)
+        #expect(message.contains("MockTransport has no stub for this request"))
+        #expect(message.contains("https://api.example.com/nothing"))
+        #expect(error.description.contains("GET https://api.example.com/nothing"))
+        #expect(mock.recordedRequests.count == 1)
+    }
+
+    @Test(
+        "the no-stub message names the method and path, secrets redacted",
+        arguments: [HTTPRequest.Method.post, .put, .delete])
+    func unstubbedMessageNamesMethod(method: HTTPRequest.Method) async throws {
+        let (client, _) = Fixtures.client { $0.adapters = [.bearer { "mock-secret" }] }
+        var probe = Probe(method: method, path: "/nothing")
+        probe.query = ["q": "1"]
+        let error = try #require(await expectCourierError { try await client.send(probe) })
+        let message = try #require(error.message)
+        #expect(message.contains("-X \(method.rawValue)"))
+        #expect(message.contains("/nothing?q=1"))
+        #expect(!message.contains("mock-secret"))
+        #expect(message.contains("Authorization: <redacted>"))
+    }
+
+    @Test("a list of responses is consumed in order, then the route stops matching")
+    func sequenceThenUnmatched() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/seq", with: [.text("one"), .text("two", status: 201)])
+        #expect(try await Self.send(mock, "/seq") == (200, "one"))
+        #expect(try await Self.send(mock, "/seq") == (201, "two"))
+        let error = try #require(await expectCourierError { try await Self.send(mock, "/seq") })
+        #expect(error.code == .unexpectedResponse)
+        #expect(mock.recordedRequests.count == 3)
+    }
+
+    @Test("a handler route answers every time and sees the recorded request")
+    func handlerAnswersEveryTime() async throws {
+        let mock = MockTransport()
+        mock.stub(.post, "/echo") { recorded in .text("\(recorded.attempt):\(recorded.bodyText ?? "-")") }
+        for index in 1...5 {
+            #expect(
+                try await Self.send(mock, "/echo", method: .post, body: "b\(index)", attempt: index).text
+                    == "\(index):b\(index)")
+        }
+        #expect(mock.recordedRequests.count == 5)
+    }
+
+    @Test("routes are method-specific; a nil method matches any method")
+    func methodSpecificRoutes() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/r", handler: { _ in .text("get") })
+        mock.stub(.post, "/r", handler: { _ in .text("post") })
+        mock.stub(nil, "/any", handler: { _ in .text("any") })
+        #expect(try await Self.send(mock, "/r", method: .get).text == "get")
+        #expect(try await Self.send(mock, "/r", method: .post).text == "post")
+        #expect(try await Self.send(mock, "/any", method: .patch).text == "any")
+        #expect(try await Self.send(mock, "/any", method: .delete).text == "any")
+        let error = try #require(await expectCourierError { try await Self.send(mock, "/r", method: .delete) })
+        #expect(error.code == .unexpectedResponse)
+    }
+
+    @Test("routes are tried in the order they were added; an exhausted one gives way to the next")
+    func routeOrder() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/o", with: .text("first"))
+        mock.stub(.get, "/o", handler: { _ in .text("fallback") })
+        #expect(try await Self.send(mock, "/o").text == "first")
+        #expect(try await Self.send(mock, "/o").text == "fallback")
+        #expect(try await Self.send(mock, "/o").text == "fallback")
+    }
+
+    @Test("a path stub matches with or without the query; a stub with a query matches only that query")
+    func pathMatching() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/search", handler: { recorded in .text(recorded.query ?? "none") })
+        mock.stub(.get, "/exact?q=x", handler: { _ in .text("exact") })
+        #expect(try await Self.send(mock, "/search?q=swift").text == "q=swift")
+        #expect(try await Self.send(mock, "/search").text == "none")
+        #expect(try await Self.send(mock, "/exact?q=x").text == "exact")
+        let error = try #require(await expectCourierError { try await Self.send(mock, "/exact?q=y") })
+        #expect(error.code == .unexpectedResponse)
+    }
+
+    @Test("enqueued responses answer unmatched requests in order; routes come first")
+    func enqueueOrder() async throws {
+        let mock = MockTransport()
+        mock.enqueue(.text("a"))
+        mock.enqueue(.text("b"))
+        mock.enqueue(.text("c"))
+        mock.stub(.get, "/routed", handler: { _ in .text("route") })
+        #expect(try await Self.send(mock, "/x").text == "a")
+        #expect(try await Self.send(mock, "/routed").text == "route")
+        #expect(try await Self.send(mock, "/y").text == "b")
+        #expect(try await Self.send(mock, "/z", method: .post).text == "c")
+        let error = try #require(await expectCourierError { try await Self.send(mock, "/w") })
+        #expect(error.code == .unexpectedResponse)
+    }
+
+    @Test("recorded requests carry the head as sent, the body and the attempt")
+    func recordedRequests() async throws {
+        let (client, mock) = Fixtures.client { $0.adapters = [.bearer { "visible-to-tests" }] }
+        mock.stub(.post, "/items", with: [.status(503), .text("ok")])
+        var probe = DecisionFixtures.textProbe(
+            method: .post, path: "/items", decisions: [.retry(1, when: { _, _ in true })])
+        probe.body = .text("payload")
+        probe.query = ["a": 1]
+        #expect(try await client.send(probe) == "ok")
+        let recorded = mock.recordedRequests
+        #expect(recorded.map(\.attempt) == [1, 2])
+        #expect(recorded.map(\.bodyText) == ["payload", "payload"])
+        #expect(recorded.map(\.body) == [Data("payload".utf8), Data("payload".utf8)])
+        #expect(recorded[0].head.headerFields[.authorization] == "Bearer visible-to-tests")
+        #expect(recorded[0].pathWithoutQuery == "/items")
+        #expect(recorded[0].query == "a=1")
+        #expect(recorded[0].head.headerFields[.contentLength] == "7")
+    }
+
+    @Test("a request without a body is recorded with a nil body")
+    func recordedWithoutBody() async throws {
+        let mock = MockTransport()
+        mock.enqueue(.text("x"))
+        _ = try await Self.send(mock, "/nobody")
+        #expect(mock.recordedRequests.first?.body == nil)
+        #expect(mock.recordedRequests.first?.bodyText == nil)
+        #expect(mock.recordedRequests.first?.query == nil)
+    }
+
+    @Test(".failBeforeResponse throws the error before any response, after recording the request")
+    func failBeforeResponse() async throws {
+        let mock = MockTransport()
+        let cause = DecisionFixtures.Failure(reason: "refused")
+        mock.stub(.get, "/down", with: .status(200, fault: .failBeforeResponse(cause)))
+        await #expect(throws: DecisionFixtures.Failure.self) { try await Self.send(mock, "/down") }
+        #expect(mock.recordedRequests.count == 1)
+
+        let (client, clientMock) = Fixtures.client()
+        clientMock.stub(.get, "/probe", with: .status(200, fault: .failBeforeResponse(cause)))
+        let error = try #require(await expectCourierError { try await client.send(Probe()) })
+        #expect(error.code == .transportFailed)
+        #expect(error.underlyingError as? DecisionFixtures.Failure == cause)
+    }
+
+    @Test("a response delay is slept on the mock's clock")
+    func delayUsesClock() async throws {
+        let clock = DecisionFixtures.RecordingClock()
+        let mock = MockTransport(clock: clock)
+        mock.stub(.get, "/slow", with: MockResponse(body: Data("late".utf8), delay: .seconds(5)))
+        #expect(try await Self.send(mock, "/slow").text == "late")
+        #expect(clock.sleeps == [.seconds(5)])
+    }
+
+    @Test("MockResponse helpers set status, content type and body")
+    func responseHelpers() throws {
+        let json = MockResponse.json(["b": 2, "a": 1], status: 201)
+        #expect(json.status.code == 201)
+        #expect(json.headerFields[.contentType] == "application/json")
+        #expect(json.body == Data(#"{"a":1,"b":2}"#.utf8))
+        let text = MockResponse.text("hi")
+        #expect(text.headerFields[.contentType] == "text/plain; charset=utf-8")
+        let chunked = MockResponse(body: Data("0123456789".utf8), chunkSize: 4)
+        #expect(chunked.chunks.map { String(decoding: $0, as: UTF8.self) } == ["0123", "4567", "89"])
+        #expect(chunked.body == Data("0123456789".utf8))
+    }
+
+    @Test("a chunked response arrives in its chunks")
+    func chunkedResponseChunks() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chunks", with: MockResponse(body: Data("0123456789".utf8), chunkSize: 4))
+        let head = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/chunks")
+        let response = try await mock.send(OutgoingRequest(head: head), context: TransportContext())
+        var chunks: [String] = []
+        for try await chunk in response.body { chunks.append(String(decoding: chunk, as: UTF8.self)) }
+        #expect(chunks == ["0123", "4567", "89"])
+        #expect(response.body.length == .unknown)
+    }
+}

@@ -106,7 +106,20 @@ public struct AsyncHTTPClientTransport: Transport {
         do {
             response = try await client.execute(ahcRequest, deadline: deadline, logger: context.logger)
         } catch {
-            throw Self.translate(error, deadlineSet: context.deadline != nil)
+            let translated = Self.translate(error, deadlineSet: context.deadline != nil)
+            guard (translated as? CourierError)?.code == .connectionFailed, Self.canResendSilently(request) else {
+                throw translated
+            }
+            // The connection failed before any response byte arrived, typically a pooled connection the server
+            // closed while idle (reliability row 25): an idempotent request goes once more on a fresh connection,
+            // as OkHttp does. A second failure is reported.
+            context.logger.debug("resending once after a connection failure before the response", metadata: [:])
+            do {
+                response = try await client.execute(
+                    try Self.makeRequest(request), deadline: deadline, logger: context.logger)
+            } catch {
+                throw Self.translate(error, deadlineSet: context.deadline != nil)
+            }
         }
         guard response.history.count <= 1 else {
             throw CourierError(
@@ -127,6 +140,12 @@ public struct AsyncHTTPClientTransport: Transport {
             iterationBehavior: .single
         )
         return TransportResponse(head: head, body: body)
+    }
+
+    /// Idempotent, and its body (if any) can be sent again.
+    static func canResendSilently(_ request: OutgoingRequest) -> Bool {
+        let idempotent: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace]
+        return idempotent.contains(request.head.method) && (request.body?.isReplayable ?? true)
     }
 
     private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {

@@ -1,5 +1,6 @@
 import Courier
 import CourierAsyncHTTPClient
+import CourierTestServer
 import Foundation
 import HTTPTypes
 import Testing
@@ -19,27 +20,59 @@ struct TransportKind: Sendable, CustomTestStringConvertible, Hashable {
     static let all: [TransportKind] = [.asyncHTTPClient]
 }
 
+/// A server the conformance suite runs against.
+struct ServerKind: Sendable, CustomTestStringConvertible, Hashable {
+    let name: String
+    var testDescription: String { name }
+
+    /// Courier's embedded SwiftNIO server, started per test on an ephemeral port.
+    static let embedded = ServerKind(name: "embedded")
+    /// The real httpbin started by `scripts/test`.
+    static let httpbin = ServerKind(name: "httpbin")
+
+    /// The embedded server, and httpbin when the test script started one.
+    static var all: [ServerKind] { HTTPBin.isAvailable ? [.embedded, .httpbin] : [.embedded] }
+
+    /// Runs `body` with the base URL of a running server of this kind, stopping it afterwards.
+    func withBaseURL<T>(_ body: (URL) async throws -> T) async throws -> T {
+        if self == .httpbin {
+            return try await body(try #require(HTTPBin.url, "COURIER_HTTPBIN_URL is not set: run scripts/test"))
+        }
+        let server = try await TestServer.start()
+        do {
+            let result = try await body(server.baseURL)
+            try await server.shutdown()
+            return result
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Makes a client for a transport and a base URL.
+func makeClient(
+    _ transport: TransportKind,
+    _ baseURL: URL,
+    configure: (inout Client.Configuration) -> Void = { _ in }
+) -> Client {
+    var configuration = Client.Configuration()
+    configure(&configuration)
+    return Client(server: Server(baseURL: baseURL), transport: transport.make(), configuration: configuration)
+}
+
+/// The same server under another origin (`localhost` instead of `127.0.0.1`), for cross-origin redirects.
+func otherOrigin(of url: URL) throws -> URL {
+    var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+    components.host = "localhost"
+    return try #require(components.url)
+}
+
 /// The real httpbin the test script started, if any.
 enum HTTPBin {
     static let url: URL? = ProcessInfo.processInfo.environment["COURIER_HTTPBIN_URL"].flatMap(URL.init(string:))
     static var isAvailable: Bool { url != nil }
 
-    /// The same server under another origin (`localhost` instead of `127.0.0.1`), for cross-origin redirects.
-    static var otherOrigin: URL? {
-        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
-        components.host = "localhost"
-        return components.url
-    }
-
-    static func client(
-        _ transport: TransportKind,
-        configure: (inout Client.Configuration) -> Void = { _ in }
-    ) throws -> Client {
-        let url = try #require(url, "COURIER_HTTPBIN_URL is not set: run scripts/test")
-        var configuration = Client.Configuration()
-        configure(&configuration)
-        return Client(server: Server(baseURL: url), transport: transport.make(), configuration: configuration)
-    }
 }
 
 /// httpbin's echo of a request (`/anything`, `/get`, `/post`, …).

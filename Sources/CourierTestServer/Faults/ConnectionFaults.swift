@@ -1,0 +1,67 @@
+import NIOCore
+
+/// Faults at the connection level: the bytes are well-formed, the connection's behaviour is not.
+///
+/// - `reset-mid-body?announce=100&send=9`: `Content-Length: announce`, `send` bytes, then a TCP RST.
+/// - `truncate?announce=100&send=9`: the same, then a clean FIN.
+/// - `chunked-truncated`: a chunked body with no last chunk, then FIN.
+/// - `stall-after-headers`: the head (announcing 100 bytes) and then nothing until the client closes.
+/// - `never-answer`: reads the request and never responds, until the client closes.
+/// - `drip?bytes=10&interval_ms=100`: `Content-Length: bytes`, one byte per interval.
+/// - `close-idle-after-response`: a keep-alive response, then a quiet FIN (a stale pooled connection).
+/// - `reset-on-request` / `close-on-request`: no response at all, a RST or a FIN instead.
+enum ConnectionFaults {
+    static func handle(_ name: Substring, _ context: RouteContext) async throws -> Disposition {
+        let connection = context.connection
+        switch name {
+        case "reset-mid-body", "truncate":
+            let announce = FaultRoutes.integer(context, "announce", 100, in: 0...Int(Int32.max))
+            let send = FaultRoutes.integer(context, "send", 9, in: 0...max(announce, 0))
+            let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(announce))]
+            var buffer = connection.channel.allocator.buffer(string: context.headText(status: 200, headers: headers))
+            buffer.writeRepeatingByte(UInt8(ascii: "x"), count: send)
+            try await connection.write(buffer)
+            if name == "truncate" {
+                await connection.closeCleanly()
+            } else {
+                await connection.reset()
+            }
+            return .closed
+        case "chunked-truncated":
+            try await context.writeChunkedHead(headers: [("Content-Type", "text/plain")])
+            try await context.writeChunk(connection.channel.allocator.buffer(string: "partial body, "))
+            try await context.writeChunk(connection.channel.allocator.buffer(string: "and then nothing"))
+            await connection.closeCleanly()
+            return .closed
+        case "stall-after-headers":
+            let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", "100")]
+            try await connection.write(context.headText(status: 200, headers: headers))
+            await connection.drain()
+            await connection.waitForClientClose()
+            return .closed
+        case "never-answer":
+            await connection.waitForClientClose()
+            return .closed
+        case "drip":
+            let count = FaultRoutes.integer(context, "bytes", 10, in: 0...1_000_000)
+            let interval = FaultRoutes.integer(context, "interval_ms", 100, in: 0...60_000)
+            let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(count))]
+            try await connection.write(context.headText(status: 200, headers: headers))
+            for _ in 0..<count {
+                try await Task.sleep(for: .milliseconds(interval))
+                try await connection.write("*")
+            }
+            return context.keepAlive ? .keepAlive : .close
+        case "close-idle-after-response":
+            _ = try await context.json(["closing": true])
+            await connection.closeCleanly()
+            return .closed
+        case "reset-on-request":
+            await connection.reset()
+            return .closed
+        default:
+            await connection.closeCleanly()
+            return .closed
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import NIOCore
+
+/// A handler registered with ``TestServer/register(_:_:handler:)``.
+typealias CustomHandler = @Sendable (TestServerRequest) async throws -> TestServerResponse
+
+/// The mutable state a ``TestServer`` shares with its connections: counters, custom routes, open channels.
+final class ServerState: Sendable {
+    private struct Contents {
+        var requestCount = 0
+        var customRoutes: [String: CustomHandler] = [:]
+        var connections: [ObjectIdentifier: any Channel] = [:]
+        var isShutDown = false
+    }
+
+    private let contents = LockedBox(Contents())
+
+    /// Total requests whose head was received.
+    var requestCount: Int {
+        contents.withLock { $0.requestCount }
+    }
+
+    func countRequest() {
+        contents.withLock { $0.requestCount += 1 }
+    }
+
+    func register(method: String?, path: String, handler: @escaping CustomHandler) {
+        contents.withLock { $0.customRoutes[Self.key(method: method, path: path)] = handler }
+    }
+
+    /// The custom handler for `method` and `path`: an exact method match first, then one registered for any method.
+    func customRoute(method: String, path: String) -> CustomHandler? {
+        contents.withLock { contents in
+            guard !contents.customRoutes.isEmpty else { return nil }
+            return contents.customRoutes[Self.key(method: method, path: path)]
+                ?? contents.customRoutes[Self.key(method: nil, path: path)]
+        }
+    }
+
+    /// Records an open connection; `false` (and the caller must close it) once shutdown has begun.
+    func track(_ channel: any Channel) -> Bool {
+        contents.withLock { contents in
+            guard !contents.isShutDown else { return false }
+            contents.connections[ObjectIdentifier(channel)] = channel
+            return true
+        }
+    }
+
+    func untrack(_ channel: any Channel) {
+        _ = contents.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// Marks the server as shutting down and returns the connections open at that moment.
+    ///
+    /// Returns `nil` when shutdown had already begun.
+    func beginShutdown() -> [any Channel]? {
+        contents.withLock { contents in
+            guard !contents.isShutDown else { return nil }
+            contents.isShutDown = true
+            return Array(contents.connections.values)
+        }
+    }
+
+    private static func key(method: String?, path: String) -> String {
+        "\(method?.uppercased() ?? "*") \(path)"
+    }
+}

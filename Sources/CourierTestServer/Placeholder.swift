@@ -1,2 +1,0 @@
-/// Placeholder until the embedded test server lands.
-enum CourierTestServerPlaceholder {}

@@ -212,4 +212,29 @@ struct FaultConformanceTests {
             #expect(reply.bytes == 8 * 1024 * 1024 + 3)
         }
     }
+
+    @Test("retry on the wire: 503 with Retry-After: 1, then 200; the wait is honoured", arguments: TransportKind.all)
+    func retryAfterOnTheWire(transport: TransportKind) async throws {
+        try await withEmbedded(transport) { client, server in
+            let attempts = Attempts()
+            server.register("GET", "/flaky") { _ in
+                await attempts.next() == 1
+                    ? TestServerResponse(status: 503, headers: [("Retry-After", "1")], body: Array("busy".utf8))
+                    : .text("recovered")
+            }
+            let start = ContinuousClock.now
+            let body = try await client.send(Raw(path: "/flaky"))
+            #expect(String(decoding: body, as: UTF8.self) == "recovered")
+            #expect(await attempts.count == 2)
+            #expect(ContinuousClock.now - start >= .seconds(1))
+        }
+    }
+
+    actor Attempts {
+        private(set) var count = 0
+        func next() -> Int {
+            count += 1
+            return count
+        }
+    }
 }

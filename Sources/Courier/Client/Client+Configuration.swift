@@ -16,6 +16,9 @@ extension Client {
         /// Decisions run on every response before the request's own: redirects, token refresh, retries.
         /// Default: `[RedirectDecision()]`.
         public var decisions: [any Decision]
+        /// When failed calls are retried, unless a request sets its own ``Request/retryPolicy``.
+        /// Default: ``RetryPolicy/default`` (2 retries, exponential backoff with jitter, idempotent methods).
+        public var retryPolicy: RetryPolicy
         /// Encodes JSON bodies.
         public var jsonEncoder: JSONEncoder
         /// Decodes JSON bodies and error bodies.
@@ -44,6 +47,7 @@ extension Client {
         public init(
             adapters: [any RequestAdapter] = [UserAgentAdapter.courier],
             decisions: [any Decision] = [RedirectDecision()],
+            retryPolicy: RetryPolicy = .default,
             jsonEncoder: JSONEncoder = JSONEncoder(),
             jsonDecoder: JSONDecoder = JSONDecoder(),
             queryEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
@@ -58,6 +62,7 @@ extension Client {
         ) {
             self.adapters = adapters
             self.decisions = decisions
+            self.retryPolicy = retryPolicy
             self.jsonEncoder = jsonEncoder
             self.jsonDecoder = jsonDecoder
             self.queryEncoder = queryEncoder

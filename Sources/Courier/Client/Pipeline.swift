@@ -63,7 +63,10 @@ struct Pipeline<R: Request>: Sendable {
 
     /// The attempt loop: each turn runs adapters, sends and decides; a restart goes round again.
     private func attempts(deadline: ContinuousClock.Instant?, state: LockedBox<CallRecord>) async throws -> R.Response {
-        var decisions = configuration.decisions + request.decisions
+        let retryPolicy = request.retryPolicy ?? configuration.retryPolicy
+        var decisions =
+            configuration.decisions + (retryPolicy.maxRetries > 0 ? [RetryDecision(policy: retryPolicy)] : [])
+            + request.decisions
         var redirection: Redirection?
         var credentialsStripped = false
         var attempt = 0
@@ -100,23 +103,57 @@ struct Pipeline<R: Request>: Sendable {
                 attempt: attempt,
                 logger: configuration.logger
             )
-            var sent = try await client.transport.send(outgoing, context: context)
-            state.withLock { $0.response = sent.head }
-            if let progress {
-                let total = sent.body.length.knownCount
-                let attemptNumber = attempt
-                sent.body = sent.body.observing { count in
-                    progress(
-                        TransferProgress(
-                            direction: .download, completedBytes: count, totalBytes: total, attempt: attemptNumber))
+            var sent: TransportResponse
+            var received: ReceivedResponse
+            let streamsBody: Bool
+            do {
+                sent = try await client.transport.send(outgoing, context: context)
+                state.withLock { $0.response = sent.head }
+                if let progress {
+                    let total = sent.body.length.knownCount
+                    let attemptNumber = attempt
+                    sent.body = sent.body.observing { count in
+                        progress(
+                            TransferProgress(
+                                direction: .download, completedBytes: count, totalBytes: total, attempt: attemptNumber))
+                    }
                 }
-            }
-            let streamsBody = streamingParser != nil && sent.head.status.kind == .successful
-            let body = streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
-            var received = ReceivedResponse(head: sent.head, body: body)
-            state.withLock {
-                $0.bodySize = body.count
-                $0.body = body
+                streamsBody = streamingParser != nil && sent.head.status.kind == .successful
+                let body =
+                    streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
+                received = ReceivedResponse(head: sent.head, body: body)
+                state.withLock {
+                    $0.bodySize = body.count
+                    $0.body = body
+                }
+            } catch {
+                // A failure with no usable response: the first decision that handles transport failures (the
+                // retry policy) may turn it into a restart.
+                guard !(error is CancellationError), !Task.isCancelled,
+                    let (index, recovering) = decisions.enumerated().lazy
+                        .compactMap({ item in (item.element as? any TransportFailureDecision).map { (item.offset, $0) }
+                            })
+                        .first
+                else { throw error }
+                let recoveryContext = DecisionContext(
+                    request: outgoing.head,
+                    canResendBody: outgoing.body?.isReplayable ?? true,
+                    attempt: attempt,
+                    restarts: restarts,
+                    decisions: decisions,
+                    index: index,
+                    deadline: deadline,
+                    clock: configuration.clock,
+                    jsonDecoder: configuration.jsonDecoder,
+                    logger: configuration.logger
+                )
+                guard case .restart(let next, _)? = try await recovering.recover(from: error, context: recoveryContext)
+                else { throw error }
+                state.withLock { $0.trace.record(.decision, recovering.name, .restarted, attempt: attempt) }
+                restarts += 1
+                guard restarts <= configuration.maxRestarts else { throw error }
+                decisions = next
+                continue
             }
             try Task.checkCancellation()
 
@@ -132,6 +169,7 @@ struct Pipeline<R: Request>: Sendable {
                     restarts: restarts,
                     decisions: decisions,
                     index: index,
+                    deadline: deadline,
                     clock: configuration.clock,
                     jsonDecoder: configuration.jsonDecoder,
                     logger: configuration.logger

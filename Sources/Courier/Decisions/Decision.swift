@@ -106,6 +106,8 @@ public struct DecisionContext: Sendable {
     public var decisions: [any Decision]
     /// The position of the running decision in ``decisions``.
     public var index: Int
+    /// The instant by which the whole call must finish, if it has a deadline.
+    public var deadline: ContinuousClock.Instant?
     /// The clock decisions sleep on (retry backoff), injectable for tests.
     public var clock: any Clock<Duration>
     /// The client's JSON decoder.
@@ -121,6 +123,7 @@ public struct DecisionContext: Sendable {
         restarts: Int = 0,
         decisions: [any Decision] = [],
         index: Int = 0,
+        deadline: ContinuousClock.Instant? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         jsonDecoder: JSONDecoder = JSONDecoder(),
         logger: Logger = Client.Configuration.disabledLogger
@@ -131,6 +134,7 @@ public struct DecisionContext: Sendable {
         self.restarts = restarts
         self.decisions = decisions
         self.index = index
+        self.deadline = deadline
         self.clock = clock
         self.jsonDecoder = jsonDecoder
         self.logger = logger

@@ -58,6 +58,9 @@ public protocol Request: Sendable {
     /// The largest response body read into memory for decisions and parsing. Default: `nil` (the client's).
     var maxResponseBodySize: Int? { get }
 
+    /// When this request is retried. Default: `nil` (the client's ``Client/Configuration/retryPolicy``).
+    var retryPolicy: RetryPolicy? { get }
+
     /// The adapters that shape the outgoing request, in order. Default: ``standardAdapters``.
     var adapters: [any RequestAdapter] { get }
 
@@ -88,6 +91,8 @@ extension Request {
     public var timeout: Duration? { nil }
     /// The client's limit.
     public var maxResponseBodySize: Int? { nil }
+    /// The client's retry policy.
+    public var retryPolicy: RetryPolicy? { nil }
     /// ``standardAdapters``.
     public var adapters: [any RequestAdapter] { standardAdapters }
     /// Validate the status: a non-2xx response fails with ``CourierError/Code/unacceptableStatus``.

@@ -65,7 +65,7 @@ struct TransferTests {
         let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
         try payload.write(to: source)
         defer { try? FileManager.default.removeItem(at: source) }
-        var configuration = Client.Configuration()
+        var configuration = Client.Configuration(retryPolicy: .disabled)
         configuration.decisions.append(.retry(1))
         let mock = MockTransport()
         let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)

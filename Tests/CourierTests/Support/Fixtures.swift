@@ -87,7 +87,7 @@ enum Fixtures {
         configure: (inout Client.Configuration) -> Void = { _ in }
     ) -> (Client, MockTransport) {
         let mock = MockTransport()
-        var configuration = Client.Configuration()
+        var configuration = Client.Configuration(retryPolicy: .disabled)  // unit tests opt into retries
         configure(&configuration)
         return (Client(server: Server(baseURL: baseURL), transport: mock, configuration: configuration), mock)
     }

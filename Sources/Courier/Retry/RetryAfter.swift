@@ -1,0 +1,34 @@
+import Foundation
+import HTTPTypes
+
+/// Reads a `Retry-After` header (RFC 9110 §10.2.3): delay-seconds or an HTTP date.
+enum RetryAfter {
+    /// The pause the response asks for, or `nil` when it asks for none or the value is not valid.
+    ///
+    /// An HTTP date is taken relative to the response's own `Date` header when it has one (so a skewed client
+    /// clock does not matter), else to `now`. Negative values and garbage are ignored.
+    static func delay(in response: HTTPResponse, now: Date = Date()) -> Duration? {
+        guard let value = response.headerFields[.retryAfter]?.trimmingCharacters(in: .whitespaces), !value.isEmpty
+        else { return nil }
+        if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            guard let seconds = Int64(value) else { return .seconds(Int64.max / 1_000_000_000) }
+            return .seconds(seconds)
+        }
+        guard let date = parseHTTPDate(value) else { return nil }
+        let reference = response.headerFields[.date].flatMap(parseHTTPDate) ?? now
+        let interval = date.timeIntervalSince(reference)
+        return interval > 0 ? .milliseconds(Int64((interval * 1000).rounded(.up))) : .zero
+    }
+
+    /// IMF-fixdate, RFC 850 and asctime dates (RFC 9110 §5.6.7).
+    static func parseHTTPDate(_ text: String) -> Date? {
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+}

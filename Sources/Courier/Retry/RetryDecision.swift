@@ -1,0 +1,145 @@
+public import HTTPTypes
+
+/// Applies a ``RetryPolicy``: restarts the call when a response (or a transport failure) is worth retrying.
+///
+/// The count is real: each restart replaces this decision with one that has one retry fewer, so a call is
+/// retried at most ``RetryPolicy/maxRetries`` times however the restarts interleave with other decisions. A
+/// request whose body cannot be sent again is never retried. The pause before each retry is the larger of the
+/// policy's backoff and the server's `Retry-After`, slept on the context's clock; it ends promptly when the task is
+/// cancelled, and a pause that would pass the call's deadline is not taken (the response goes on down the chain).
+///
+/// ```swift
+/// var decisions: [any Decision] { [.retry(2, delay: { .milliseconds(500 << ($0 - 1)) }), .validateStatus()] }
+/// ```
+public struct RetryDecision: Decision, TransportFailureDecision {
+    /// The policy applied.
+    public let policy: RetryPolicy
+    private let retried: Int
+
+    /// Creates a decision applying `policy`.
+    public init(policy: RetryPolicy) {
+        self.init(policy: policy, retried: 0)
+    }
+
+    /// Creates a decision that retries up to `remaining` times.
+    ///
+    /// - Parameters:
+    ///   - remaining: The most retries; 0 never retries.
+    ///   - delay: The pause before retry `n` (1-based); default none.
+    ///   - condition: Whether this response is worth retrying; default: an idempotent method answered with 408,
+    ///     429, 500, 502, 503 or 504.
+    public init(
+        remaining: Int,
+        delay: @escaping @Sendable (_ retry: Int) -> Duration = { _ in .zero },
+        when condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)? = nil
+    ) {
+        self.init(
+            policy: RetryPolicy(maxRetries: remaining, backoff: RetryPolicy.Backoff(delay), condition: condition),
+            retried: 0
+        )
+    }
+
+    private init(policy: RetryPolicy, retried: Int) {
+        self.policy = policy
+        self.retried = retried
+    }
+
+    /// How many more retries are allowed.
+    public var remaining: Int { max(0, policy.maxRetries - retried) }
+
+    /// `retry`.
+    public var name: String { "retry" }
+
+    /// Applies when retries are left, the body can be sent again, the method allows it, and the response is
+    /// worth retrying.
+    public func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool {
+        guard remaining > 0, context.canResendBody else { return false }
+        if let condition = policy.condition { return condition(response, context) }
+        return policy.allowsRetry(of: context.request) && policy.retryableStatuses.contains(response.status.code)
+    }
+
+    /// Waits (backoff, `Retry-After`), then restarts with one retry fewer; fails at once when the server asks for
+    /// a longer wait than ``RetryPolicy/maxRetryAfter``.
+    public func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
+        var pause = policy.backoff.delay(forRetry: retried + 1)
+        if let asked = RetryAfter.delay(in: response.head) {
+            guard asked <= policy.maxRetryAfter else {
+                return .fail(
+                    CourierError(
+                        code: .unacceptableStatus,
+                        stage: .decide,
+                        message: "the server asks to retry after \(Self.seconds(asked)), longer than the "
+                            + "\(Self.seconds(policy.maxRetryAfter)) this client waits",
+                        response: response.head
+                    )
+                )
+            }
+            pause = max(pause, asked)
+        }
+        guard Self.fits(pause, before: context.deadline) else { return .continue(with: response) }
+        return try await retry(after: pause, context: context)
+    }
+
+    /// Restarts after a transient transport failure, when retries are left and the request may be sent again.
+    public func recover(from error: any Error, context: DecisionContext) async throws -> DecisionAction? {
+        guard policy.retriesTransportFailures, remaining > 0, context.canResendBody,
+            policy.allowsRetry(of: context.request), RetryPolicy.isTransient(error)
+        else { return nil }
+        let pause = policy.backoff.delay(forRetry: retried + 1)
+        guard Self.fits(pause, before: context.deadline) else { return nil }
+        return try await retry(after: pause, context: context)
+    }
+
+    private func retry(after pause: Duration, context: DecisionContext) async throws -> DecisionAction {
+        if pause > .zero {
+            try await context.clock.sleep(for: pause, tolerance: nil)
+        }
+        let successor = RetryDecision(policy: policy, retried: retried + 1)
+        return .restart(with: context.decisions(replacingCurrentWith: successor))
+    }
+
+    private static func fits(_ pause: Duration, before deadline: ContinuousClock.Instant?) -> Bool {
+        guard let deadline else { return true }
+        return ContinuousClock.now.advanced(by: pause) < deadline
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        "\(duration.components.seconds) s"
+    }
+
+    /// The methods retried by default: those RFC 9110 §9.2.2 defines as idempotent.
+    public static let idempotentMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace]
+
+    /// The statuses retried by default.
+    public static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+
+    /// The default rule: an idempotent method (or one with an idempotency key) answered with a retryable status.
+    public static func isRetryable(_ response: ReceivedResponse, context: DecisionContext) -> Bool {
+        RetryPolicy.default.allowsRetry(of: context.request) && retryableStatuses.contains(response.status.code)
+    }
+}
+
+/// A decision that can also handle a failure with no response (a lost connection, a timeout).
+///
+/// When the transport throws, Courier asks the first such decision in the chain; a non-`nil` action (typically a
+/// restart) replaces the failure, `nil` lets it through.
+public protocol TransportFailureDecision: Decision {
+    /// What to do about `error`, or `nil` to let it fail the call.
+    func recover(from error: any Error, context: DecisionContext) async throws -> DecisionAction?
+}
+
+extension Decision where Self == RetryDecision {
+    /// Retries up to `count` times (see ``RetryDecision``).
+    public static func retry(
+        _ count: Int,
+        delay: @escaping @Sendable (_ retry: Int) -> Duration = { _ in .zero },
+        when condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)? = nil
+    ) -> RetryDecision {
+        RetryDecision(remaining: count, delay: delay, when: condition)
+    }
+
+    /// Applies `policy` (see ``RetryPolicy``).
+    public static func retry(_ policy: RetryPolicy) -> RetryDecision {
+        RetryDecision(policy: policy)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+public import HTTPTypes
+
+/// When and how a failed call is tried again: how many times, after what pause, for which statuses and errors.
+///
+/// The client applies its policy (``Client/Configuration/retryPolicy``, ``default`` unless changed) as a
+/// ``RetryDecision`` after the redirect and token-refresh decisions; a request overrides it with
+/// ``Request/retryPolicy``. The defaults follow Alamofire and urllib3:
+///
+/// - at most 2 retries, after an exponential pause from 0.5 s (doubling, capped at 30 s) with full jitter;
+/// - statuses 408, 429, 500, 502, 503, 504, and transient transport failures (connection lost or refused,
+///   timeouts); never cancellation, malformed responses, size limits or any other 4xx;
+/// - idempotent methods only (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), unless the request carries an
+///   `Idempotency-Key` header, which it then sends unchanged on every attempt;
+/// - a `Retry-After` (seconds, or an HTTP date relative to the response's `Date`) is honoured: never retry earlier;
+///   a value above ``maxRetryAfter`` fails the call at once with the value in the error; garbage is ignored;
+/// - a one-shot body is never replayed, and a retry whose pause would pass the call's deadline is not made.
+///
+/// ```swift
+/// var retryPolicy: RetryPolicy? { RetryPolicy(maxRetries: 5, retryableStatuses: [503]) }
+/// ```
+public struct RetryPolicy: Sendable {
+    /// The most retries per call (attempts = retries + 1).
+    public var maxRetries: Int
+    /// The pause before each retry.
+    public var backoff: Backoff
+    /// Statuses worth retrying.
+    public var retryableStatuses: Set<Int>
+    /// Methods retried without an idempotency key.
+    public var retryableMethods: Set<HTTPRequest.Method>
+    /// A header whose presence makes any method retryable (default `Idempotency-Key`); `nil` disables that.
+    public var idempotencyKeyHeader: HTTPField.Name?
+    /// Whether transient transport failures (no response) are retried.
+    public var retriesTransportFailures: Bool
+    /// The longest `Retry-After` honoured; a longer one fails the call at once.
+    public var maxRetryAfter: Duration
+    /// An extra rule replacing the status check: whether this response is worth retrying.
+    public var condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)?
+
+    /// Creates a policy; every parameter has the default described on the type.
+    public init(
+        maxRetries: Int = 2,
+        backoff: Backoff = .exponential(),
+        retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504],
+        retryableMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace],
+        idempotencyKeyHeader: HTTPField.Name? = HTTPField.Name("Idempotency-Key"),
+        retriesTransportFailures: Bool = true,
+        maxRetryAfter: Duration = .seconds(120),
+        condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)? = nil
+    ) {
+        self.maxRetries = max(0, maxRetries)
+        self.backoff = backoff
+        self.retryableStatuses = retryableStatuses
+        self.retryableMethods = retryableMethods
+        self.idempotencyKeyHeader = idempotencyKeyHeader
+        self.retriesTransportFailures = retriesTransportFailures
+        self.maxRetryAfter = maxRetryAfter
+        self.condition = condition
+    }
+
+    /// 2 retries with exponential backoff and full jitter (see the type's description).
+    public static let `default` = RetryPolicy()
+
+    /// Never retry.
+    public static let disabled = RetryPolicy(maxRetries: 0)
+
+    /// Whether `request`'s method may be retried: idempotent, or carrying an idempotency key.
+    public func allowsRetry(of request: HTTPRequest) -> Bool {
+        if retryableMethods.contains(request.method) { return true }
+        guard let idempotencyKeyHeader, let key = request.headerFields[idempotencyKeyHeader] else { return false }
+        return !key.isEmpty
+    }
+
+    /// Whether a transport failure is transient: the connection failed or timed out, nothing else.
+    public static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? CourierError else { return false }
+        return [CourierError.Code.connectionFailed, .connectTimeout, .timedOut].contains(error.code)
+    }
+
+    /// The pause before a retry.
+    public struct Backoff: Sendable {
+        private let compute: @Sendable (_ retry: Int) -> Duration
+
+        /// A pause computed from the 1-based retry number.
+        public init(_ compute: @escaping @Sendable (_ retry: Int) -> Duration) { self.compute = compute }
+
+        /// The pause before retry `retry` (1-based).
+        public func delay(forRetry retry: Int) -> Duration { compute(retry) }
+
+        /// No pause.
+        public static let none = Backoff { _ in .zero }
+
+        /// The same pause before every retry.
+        public static func constant(_ delay: Duration) -> Backoff { Backoff { _ in delay } }
+
+        /// `initial × multiplier^(retry−1)`, capped at `maximum`; with `jitter`, a uniformly random pause between
+        /// zero and that value ("full jitter", which spreads retries of many clients apart).
+        public static func exponential(
+            initial: Duration = .milliseconds(500),
+            multiplier: Double = 2,
+            maximum: Duration = .seconds(30),
+            jitter: Bool = true
+        ) -> Backoff {
+            Backoff { retry in
+                let factor = pow(max(1, multiplier), Double(max(0, retry - 1)))
+                let ceiling = min(maximum, initial * factor)
+                guard jitter else { return ceiling }
+                return ceiling * Double.random(in: 0...1)
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Reliability rows 25–30 against `MockTransport` with an injected clock: retries take no real time.
+@Suite("RetryPolicy", .timeLimit(.minutes(1)))
+struct RetryPolicyTests {
+    static let noJitter = RetryPolicy.Backoff.exponential(jitter: false)
+
+    /// A client with `policy` as its retry policy and a recording clock.
+    static func client(
+        _ policy: RetryPolicy = RetryPolicy(backoff: noJitter),
+        timeout: Duration? = nil
+    ) -> (Client, MockTransport, DecisionFixtures.RecordingClock) {
+        let clock = DecisionFixtures.RecordingClock()
+        let mock = MockTransport()
+        let configuration = Client.Configuration(retryPolicy: policy, timeout: timeout, clock: clock)
+        return (Client(server: Fixtures.server, transport: mock, configuration: configuration), mock, clock)
+    }
+
+    @Test("the default policy: 2 retries, exponential pauses from 0.5 s, full jitter within the bound")
+    func defaults() {
+        let policy = RetryPolicy.default
+        #expect(policy.maxRetries == 2)
+        #expect(policy.retryableStatuses == [408, 429, 500, 502, 503, 504])
+        #expect(policy.retryableMethods == [.get, .head, .options, .put, .delete, .trace])
+        #expect(Self.noJitter.delay(forRetry: 1) == .milliseconds(500))
+        #expect(Self.noJitter.delay(forRetry: 2) == .seconds(1))
+        #expect(RetryPolicy.Backoff.exponential(maximum: .seconds(3), jitter: false).delay(forRetry: 10) == .seconds(3))
+        for retry in 1...6 {
+            let pause = policy.backoff.delay(forRetry: retry)
+            #expect(pause >= .zero && pause <= Self.noJitter.delay(forRetry: retry))
+        }
+    }
+
+    @Test(
+        "row 27: retryable statuses on GET are retried twice with backoff, then the status fails the call",
+        arguments: [408, 429, 500, 502, 503, 504])
+    func retryableStatuses(code: Int) async throws {
+        let (client, mock, clock) = Self.client()
+        mock.stub(.get, "/probe", with: Array(repeating: MockResponse.status(code), count: 3))
+        let error = await expectCourierError { try await client.send(Probe()) }
+        #expect(error?.code == .unacceptableStatus)
+        #expect(error?.response?.status.code == code)
+        #expect(mock.recordedRequests.count == 3)
+        #expect(clock.sleeps == [.milliseconds(500), .seconds(1)])
+        #expect(error?.trace.description == "retry ↻ restart → retry ↻ restart → validateStatus ✗")
+    }
+
+    @Test(
+        "row 27: POST, PATCH and non-retryable statuses are never retried",
+        arguments: [(HTTPRequest.Method.post, 503), (.patch, 503), (.get, 400), (.get, 404), (.get, 501)])
+    func notRetried(method: HTTPRequest.Method, code: Int) async throws {
+        let (client, mock, clock) = Self.client()
+        mock.stub(method, "/probe", with: Array(repeating: MockResponse.status(code), count: 3))
+        _ = await expectCourierError { try await client.send(Probe(method: method)) }
+        #expect(mock.recordedRequests.count == 1)
+        #expect(clock.sleeps.isEmpty)
+    }
+
+    @Test("a POST with an Idempotency-Key is retried, sending the same key every time")
+    func idempotencyKey() async throws {
+        let (client, mock, _) = Self.client()
+        mock.stub(.post, "/probe", with: [.status(503), .status(502), .text("created", status: 201)])
+        var probe = Probe(method: .post)
+        probe.headers = ["Idempotency-Key": "order-42"]
+        probe.body = .json(["item": 1])
+        #expect(try await client.send(probe) == "created")
+        let keys = mock.recordedRequests.map { $0.head.headerFields[HTTPField.Name("Idempotency-Key")!] }
+        #expect(keys == ["order-42", "order-42", "order-42"])
+        #expect(mock.recordedRequests.allSatisfy { $0.bodyText == #"{"item":1}"# })
+    }
+
+    @Test("row 28: Retry-After in seconds is honoured: never retried earlier")
+    func retryAfterSeconds() async throws {
+        let (client, mock, clock) = Self.client()
+        mock.stub(.get, "/probe", with: [.status(503, headerFields: [.retryAfter: "3"]), .text("ok")])
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(clock.sleeps == [.seconds(3)])
+    }
+
+    @Test("row 28: an HTTP-date Retry-After counts from the response's Date, not the local clock")
+    func retryAfterDate() async throws {
+        let (client, mock, clock) = Self.client()
+        let headers: HTTPFields = [
+            .date: "Sun, 06 Nov 1994 08:49:37 GMT", .retryAfter: "Sun, 06 Nov 1994 08:49:42 GMT",
+        ]
+        mock.stub(.get, "/probe", with: [.status(429, headerFields: headers), .text("ok")])
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(clock.sleeps == [.seconds(5)])
+    }
+
+    @Test("row 28: -1 and garbage are ignored (the backoff applies)", arguments: ["-1", "soon", "1.5", ""])
+    func retryAfterGarbage(value: String) async throws {
+        let (client, mock, clock) = Self.client()
+        mock.stub(.get, "/probe", with: [.status(503, headerFields: [.retryAfter: value]), .text("ok")])
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(clock.sleeps == [.milliseconds(500)])
+    }
+
+    @Test(
+        "row 28: a Retry-After above the cap fails at once with the value in the error",
+        arguments: ["99999999", "999999999999999999999"])
+    func retryAfterTooLong(value: String) async throws {
+        let (client, mock, clock) = Self.client()
+        mock.stub(.get, "/probe", with: [.status(503, headerFields: [.retryAfter: value]), .text("ok")])
+        let error = await expectCourierError { try await client.send(Probe()) }
+        #expect(error?.code == .unacceptableStatus)
+        #expect(error?.message?.contains("retry after") == true)
+        #expect(mock.recordedRequests.count == 1)
+        #expect(clock.sleeps.isEmpty)
+    }
+
+    @Test("rows 25–26: transient transport failures are retried; the partial body is thrown away")
+    func transportFailures() async throws {
+        let (client, mock, clock) = Self.client()
+        let refused = CourierError(code: .connectionFailed, stage: .transport, message: "connection refused")
+        mock.stub(
+            .get, "/probe",
+            with: [
+                .status(200, fault: .failBeforeResponse(refused)),
+                .text("partial body", fault: .resetMidBody(afterBytes: 4)),
+                .text("whole body"),
+            ])
+        #expect(try await client.send(Probe()) == "whole body")
+        #expect(mock.recordedRequests.count == 3)
+        #expect(clock.sleeps == [.milliseconds(500), .seconds(1)])
+    }
+
+    @Test(
+        "row 29: protocol errors, size limits and POSTs are never retried after a transport failure",
+        arguments: [CourierError.Code.malformedResponse, .decompressionLimit, .invalidHeader])
+    func nonTransientFailures(code: CourierError.Code) async throws {
+        let (client, mock, _) = Self.client()
+        let failure = CourierError(code: code, stage: .transport)
+        mock.stub(.get, "/probe", with: [.status(200, fault: .failBeforeResponse(failure)), .text("ok")])
+        let error = await expectCourierError { try await client.send(Probe()) }
+        #expect(error?.code == code)
+        #expect(mock.recordedRequests.count == 1)
+
+        let refused = CourierError(code: .connectionFailed, stage: .transport)
+        mock.stub(.post, "/probe", with: [.status(200, fault: .failBeforeResponse(refused)), .text("ok")])
+        _ = await expectCourierError { try await client.send(Probe(method: .post)) }
+        #expect(mock.recordedRequests.count == 2)
+    }
+
+    @Test("a one-shot body is never replayed")
+    func oneShotBody() async throws {
+        let (client, mock, _) = Self.client()
+        mock.stub(.put, "/probe", with: [.status(503), .text("ok")])
+        var probe = Probe(method: .put)
+        probe.body = .stream(DecisionFixtures.oneShotBody("once"))
+        let error = await expectCourierError { try await client.send(probe) }
+        #expect(error?.response?.status.code == 503)
+        #expect(mock.recordedRequests.count == 1)
+    }
+
+    @Test("a request's own policy overrides the client's")
+    func perRequestPolicy() async throws {
+        struct NoRetry: Request {
+            typealias Response = String
+            var path: String { "/probe" }
+            var retryPolicy: RetryPolicy? { .disabled }
+        }
+        let (client, mock, _) = Self.client()
+        mock.stub(.get, "/probe", with: [.status(503), .text("ok")])
+        _ = await expectCourierError { try await client.send(NoRetry()) }
+        #expect(mock.recordedRequests.count == 1)
+    }
+
+    @Test("a pause that would pass the call's deadline is not taken")
+    func deadlineBudget() async throws {
+        let (client, mock, clock) = Self.client(RetryPolicy(backoff: .constant(.seconds(30))), timeout: .seconds(5))
+        mock.stub(.get, "/probe", with: [.status(503), .text("ok")])
+        let error = await expectCourierError { try await client.send(Probe()) }
+        #expect(error?.code == .unacceptableStatus)
+        #expect(mock.recordedRequests.count == 1)
+        #expect(clock.sleeps.isEmpty)
+    }
+
+    @Test("row 30: cancellation during the backoff returns CancellationError with no further attempt")
+    func cancellationDuringBackoff() async throws {
+        let clock = DecisionFixtures.SuspendingClock()
+        let mock = MockTransport()
+        let client = Client(
+            server: Fixtures.server,
+            transport: mock,
+            configuration: Client.Configuration(
+                retryPolicy: RetryPolicy(backoff: .constant(.seconds(60))), clock: clock)
+        )
+        mock.stub(.get, "/probe", with: [.status(503), .text("ok")])
+        let task = Task { try await client.send(Probe()) }
+        var sleeps = clock.sleepStarted.makeAsyncIterator()
+        #expect(await sleeps.next() == .seconds(60))
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(mock.recordedRequests.count == 1)
+    }
+}

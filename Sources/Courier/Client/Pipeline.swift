@@ -132,7 +132,7 @@ struct Pipeline<R: Request>: Sendable {
                 guard !(error is CancellationError), !Task.isCancelled,
                     let (index, recovering) = decisions.enumerated().lazy
                         .compactMap({ item in (item.element as? any TransportFailureDecision).map { (item.offset, $0) }
-                            })
+                        })
                         .first
                 else { throw error }
                 let recoveryContext = DecisionContext(

@@ -123,7 +123,7 @@ struct Pipeline<R: Request>: Sendable {
                     streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
                 received = ReceivedResponse(head: sent.head, body: body)
                 state.withLock {
-                    $0.bodySize = body.count
+                    $0.bodySize = streamsBody ? nil : body.count
                     $0.body = body
                 }
             } catch {

@@ -81,6 +81,7 @@ let package = Package(
             dependencies: [
                 "Courier",
                 "CourierAsyncHTTPClient",
+                "CourierURLSession",
                 "CourierTesting",
                 "CourierTestServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -100,10 +101,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CourierURLSessionTests",
+            dependencies: [
+                "Courier",
+                "CourierURLSession",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CourierConformanceTests",
             dependencies: [
                 "Courier",
                 "CourierAsyncHTTPClient",
+                "CourierURLSession",
                 "CourierTestServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

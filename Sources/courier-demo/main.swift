@@ -1,11 +1,12 @@
 // courier-demo: the seeds' scenarios against Courier's embedded server (no internet, nothing to install).
 //
-//     swift run courier-demo [--only N] [--transport asynchttpclient] [--verbose] [--target URL]
+//     swift run courier-demo [--only N] [--transport asynchttpclient|urlsession] [--verbose] [--target URL]
 //
 // Exit code 0 only if every scenario behaved as expected: the demo doubles as a smoke test.
 import Courier
 import CourierAsyncHTTPClient
 import CourierTestServer
+import CourierURLSession
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -15,7 +16,7 @@ func option(_ name: String) -> String? {
 }
 
 if arguments.contains("--help") || arguments.contains("-h") {
-    print("usage: courier-demo [--only N] [--transport asynchttpclient] [--verbose] [--target URL]")
+    print("usage: courier-demo [--only N] [--transport asynchttpclient|urlsession] [--verbose] [--target URL]")
     exit(0)
 }
 let only = option("--only").flatMap(Int.init)
@@ -26,8 +27,10 @@ let makeTransport: @Sendable () -> any Transport
 switch transportName {
 case "asynchttpclient":
     makeTransport = { AsyncHTTPClientTransport() }
+case "urlsession":
+    makeTransport = { URLSessionTransport() }
 default:
-    print("unknown transport '\(transportName)'; available: asynchttpclient")
+    print("unknown transport '\(transportName)'; available: asynchttpclient, urlsession")
     exit(2)
 }
 

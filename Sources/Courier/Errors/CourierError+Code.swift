@@ -9,6 +9,7 @@ extension CourierError {
             case unacceptableStatus, decodingFailed, tooManyRestarts, decisionFailed, adapterFailed
             case unexpectedResponse, connectTimeout, malformedResponse, decompressionLimit, unsupported
             case redirectLimit, redirectCycle, insecureRedirect, invalidRedirect
+            case reauthenticationRequired, excessiveRefresh, credentialStoreFailed
         }
 
         private let base: Base
@@ -67,5 +68,12 @@ extension CourierError {
         public static let insecureRedirect = Code(.insecureRedirect)
         /// A redirect whose `Location` is missing, unparsable, carries userinfo, or is not http(s).
         public static let invalidRedirect = Code(.invalidRedirect)
+        /// The credential cannot be renewed (the token endpoint answered `invalid_grant`, `invalid_client` or
+        /// `unauthorized_client`, or there is no credential to renew): the user must sign in again.
+        public static let reauthenticationRequired = Code(.reauthenticationRequired)
+        /// More token refreshes in a short time than the authenticator's refresh limit allows (a refresh storm).
+        public static let excessiveRefresh = Code(.excessiveRefresh)
+        /// A credential store could not read, write or delete the credential (a corrupt file, a Keychain error).
+        public static let credentialStoreFailed = Code(.credentialStoreFailed)
     }
 }

@@ -87,8 +87,10 @@ public struct ErrorMessageProvider: Sendable {
             english = "Couldn't connect to the server. Check your internet connection and try again."
         case .timedOut:
             english = "The server took too long to respond. Please try again."
-        case .missingCredential:
-            english = "Please sign in to continue."
+        case .missingCredential, .reauthenticationRequired:
+            english = "Please sign in again to continue."
+        case .excessiveRefresh, .credentialStoreFailed:
+            english = "We couldn't keep you signed in. Please sign in again."
         case .bodyTooLarge:
             english = "The server sent more data than expected."
         case .decodingFailed, .unexpectedResponse:

@@ -1,0 +1,141 @@
+import Foundation
+
+/// The single-flight refresh and the ordered store queue.
+extension Authenticator {
+    /// Starts a refresh of `credential` (the current one) and waits for it, unless the storm guard forbids it.
+    func startRefresh(of credential: Credential) async throws -> Credential {
+        let time = now()
+        let interval = Credential.seconds(refreshLimit.interval)
+        refreshStarts.removeAll { time.timeIntervalSince($0) >= interval }
+        guard refreshStarts.count < refreshLimit.maximumRefreshes else {
+            throw CourierError(
+                code: .excessiveRefresh,
+                stage: .decide,
+                message: "\(refreshStarts.count) token refreshes within \(refreshLimit.interval) already; "
+                    + "not starting another"
+            )
+        }
+        refreshStarts.append(time)
+        lastID += 1
+        let id = lastID
+        flight = Flight(id: id, version: credential.version)
+        // The task runs on this actor, so it cannot finish the flight before `wait` below has registered:
+        // nothing between here and the registration suspends.
+        Task { await self.run(flight: id, refreshing: credential) }
+        return try await wait(for: id)
+    }
+
+    /// Waits for the flight `id` to finish; cancellation ends only this caller's wait.
+    func wait(for id: Int) async throws -> Credential {
+        lastID += 1
+        let waiter = lastID
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Credential, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else if flight?.id == id {
+                    flight?.waiters.append((waiter, continuation))
+                } else {
+                    continuation.resume(throwing: Self.reauthentication("the refresh ended before it could be joined"))
+                }
+            }
+        } onCancel: {
+            Task { await self.cancel(waiter: waiter) }
+        }
+    }
+
+    /// Resumes a cancelled waiter with `CancellationError`, if it is still waiting.
+    private func cancel(waiter: Int) {
+        guard let index = flight?.waiters.firstIndex(where: { $0.id == waiter }),
+            let removed = flight?.waiters.remove(at: index)
+        else { return }
+        removed.continuation.resume(throwing: CancellationError())
+    }
+
+    /// Runs the refresh of flight `id`, saves its result, and resumes every waiter with it, in arrival order.
+    private func run(flight id: Int, refreshing credential: Credential) async {
+        let result: Result<Credential, any Error>
+        do {
+            let renewed = try await refresher.refresh(credential)
+            result = await adopt(renewed, replacing: credential)
+        } catch {
+            result = .failure(await classify(error, refreshing: credential))
+        }
+        guard let finished = flight, finished.id == id else { return }
+        flight = nil
+        for waiter in finished.waiters {
+            waiter.continuation.resume(with: result)
+        }
+    }
+
+    /// Numbers, saves and installs a renewed credential, unless the session changed meanwhile.
+    private func adopt(_ renewed: Credential, replacing old: Credential) async -> Result<Credential, any Error> {
+        // A sign-in or sign-out during the refresh wins: its state stands and the renewed credential is dropped.
+        if let outcome = sessionChanged(since: old) { return outcome }
+        latestVersion += 1
+        var fresh = renewed
+        fresh.version = latestVersion
+        var saveFailure: String?
+        do {
+            try await inStoreOrder { [store, fresh] in try await store.save(fresh) }
+        } catch {
+            saveFailure = "\(error)"
+        }
+        // One that happened during the save queued its store operation after it, so the store agrees with it.
+        if let outcome = sessionChanged(since: old) { return outcome }
+        session = .active(fresh)
+        rejectedVersion = nil
+        signatures.record(fresh)
+        eventSink.yield(.refreshed(version: fresh.version))
+        if let saveFailure {
+            eventSink.yield(.saveFailed(version: fresh.version, message: saveFailure))
+        }
+        return .success(fresh)
+    }
+
+    /// What waiters get when the session is no longer the one `old` belongs to; `nil` when it still is.
+    private func sessionChanged(since old: Credential) -> Result<Credential, any Error>? {
+        switch session {
+        case .active(let current) where current.version == old.version: nil
+        case .active(let current): .success(current)
+        case .signedOut, .unloaded, .ended:
+            .failure(Self.reauthentication("the session ended while the credential was being renewed"))
+        }
+    }
+
+    /// The error waiters get for a failed refresh; a dead grant also ends the session.
+    private func classify(_ error: any Error, refreshing credential: Credential) async -> any Error {
+        guard var failure = error as? CourierError else { return error }
+        failure.bodyExcerpt = nil  // a token endpoint's body is never repeated
+        guard failure.code == .reauthenticationRequired else {
+            return CourierError(
+                code: failure.code,
+                stage: .decide,
+                message: "renewing the credential failed: \(failure.message ?? "\(failure.code)")",
+                underlyingError: failure
+            )
+        }
+        if case .active(let current) = session, current.version == credential.version {
+            session = .ended
+            rejectedVersion = nil
+            eventSink.yield(.sessionEnded(.reauthenticationRequired))
+            try? await inStoreOrder { [store] in try await store.clear() }
+        }
+        return Self.reauthentication(
+            "the server rejected the refresh token; sign in again",
+            underlying: failure
+        )
+    }
+
+    /// Runs `operation` after every store operation started before it: the store sees the session's changes in
+    /// the order they happened, even when callers interleave.
+    func inStoreOrder<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let previous = storeTail
+        let task = Task {
+            await previous?.value
+            return try await operation()
+        }
+        storeTail = Task { _ = await task.result }
+        return try await task.value
+    }
+}

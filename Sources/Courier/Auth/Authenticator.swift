@@ -1,0 +1,250 @@
+public import Foundation
+
+/// Owns the OAuth 2.0 credential of a client: loads it from its store, attaches it, and renews it, once, when it
+/// expires or the server rejects it.
+///
+/// Wire it into a client with ``Client/Configuration/authenticate(with:origins:rejectedWhen:)``: an
+/// ``AuthenticationAdapter`` then signs requests to the client's own origins with ``validCredential()``, and a
+/// ``RefreshTokenDecision`` answers a 401 with ``refresh(rejected:)`` and replays the request once.
+///
+/// The contract:
+/// - **Proactive refresh.** A credential that expires within ``refreshWindow`` is renewed before it is used.
+///   When that fails transiently while the credential has not yet expired, the credential is used anyway.
+/// - **Single flight.** However many requests are rejected with the same credential version, one refresh runs;
+///   they all wait for it and resume with its result. A request rejected with an *older* version gets the
+///   current credential at once, without a refresh. The refresh runs in a task of its own: cancelling a waiting
+///   request ends that request's wait promptly (with `CancellationError`) and leaves the refresh to the others.
+/// - **Persistence first.** A new credential, with a rotated refresh token, is saved to the store before any
+///   waiter resumes. Store operations run one at a time, in the order the session changed.
+/// - **Dead grants end the session.** When the refresher throws ``CourierError/Code/reauthenticationRequired``
+///   (`invalid_grant`), the credential is removed from memory and store, every waiter fails with that code,
+///   ``events`` delivers ``AuthenticationEvent/sessionEnded(_:)``, and every later call fails the same way at
+///   once, without a request to the token endpoint, until ``signIn(_:)``.
+/// - **Transient failures keep the credential.** A 5xx, a timeout or a lost connection fails the waiters with
+///   that error (its code kept); the next rejected request may try again.
+/// - **Storm guard.** At most ``refreshLimit`` refreshes start per interval (5 per 30 s by default); one more
+///   fails with ``CourierError/Code/excessiveRefresh``.
+///
+/// ```swift
+/// let base = Client(server: api, transport: transport)
+/// let authenticator = Authenticator(
+///     store: FileCredentialStore(url: credentialFile),
+///     refresher: OAuth2RefreshTokenRefresher(client: base, path: "/oauth/token", clientID: "cli")
+/// )
+/// let client = base.configured { $0.authenticate(with: authenticator) }
+/// try await authenticator.signIn(Credential(accessToken: access, refreshToken: refresh, expiresAt: expiry))
+/// let profile = try await client.send(GetProfile())     // refreshed and replayed on a 401, transparently
+/// ```
+public actor Authenticator {
+    /// How many refreshes may start within a time interval: the storm guard.
+    public struct RefreshLimit: Hashable, Sendable {
+        /// The most refreshes that may start within ``interval``.
+        public var maximumRefreshes: Int
+        /// The sliding window the refreshes are counted in.
+        public var interval: Duration
+
+        /// Creates a limit of `maximumRefreshes` per `interval`.
+        public init(maximumRefreshes: Int, interval: Duration) {
+            self.maximumRefreshes = maximumRefreshes
+            self.interval = interval
+        }
+
+        /// 5 refreshes per 30 seconds (as Alamofire's `RefreshWindow`).
+        public static let `default` = RefreshLimit(maximumRefreshes: 5, interval: .seconds(30))
+    }
+
+    enum Session {
+        /// The store has not been read yet.
+        case unloaded
+        /// No credential: requests go without one.
+        case signedOut
+        /// Signed in with this credential.
+        case active(Credential)
+        /// The server rejected the refresh token: every call fails until ``signIn(_:)``.
+        case ended
+    }
+
+    /// One refresh in progress and the callers waiting for it.
+    struct Flight {
+        let id: Int
+        /// The version being replaced.
+        let version: Int
+        var waiters: [(id: Int, continuation: CheckedContinuation<Credential, any Error>)] = []
+    }
+
+    /// A credential that expires sooner than this is refreshed before use. Default: 60 seconds.
+    public nonisolated let refreshWindow: Duration
+    /// The storm guard. Default: ``RefreshLimit/default``.
+    public nonisolated let refreshLimit: RefreshLimit
+    /// What happens to the session: sign-ins, refreshes, its end. One consumer; the newest 64 events are
+    /// buffered while nobody listens.
+    public nonisolated let events: AsyncStream<AuthenticationEvent>
+
+    let store: any CredentialStore
+    let refresher: any TokenRefresher
+    let now: @Sendable () -> Date
+    let eventSink: AsyncStream<AuthenticationEvent>.Continuation
+    /// Recent signatures, readable without suspending (for ``RefreshTokenDecision/shouldApply(to:context:)``).
+    nonisolated let signatures = SignatureLedger()
+
+    var session = Session.unloaded
+    var latestVersion = 0
+    /// The current version, once a server has rejected it (no fallback to it after a failed refresh).
+    var rejectedVersion: Int?
+    var flight: Flight?
+    var lastID = 0
+    var refreshStarts: [Date] = []
+    var storeTail: Task<Void, Never>?
+
+    /// Creates an authenticator.
+    ///
+    /// Nothing is read from `store` until the first call that needs the credential.
+    ///
+    /// - Parameters:
+    ///   - store: Where the credential is kept between launches; in memory by default.
+    ///   - refresher: What renews the credential, such as ``OAuth2RefreshTokenRefresher``.
+    ///   - refreshWindow: Refresh a credential that expires sooner than this; default 60 seconds.
+    ///   - refreshLimit: The storm guard; default 5 refreshes per 30 seconds.
+    ///   - now: The current time, for expiry and the storm guard; inject a fixed clock in tests.
+    public init(
+        store: any CredentialStore = InMemoryCredentialStore(),
+        refresher: any TokenRefresher,
+        refreshWindow: Duration = .seconds(60),
+        refreshLimit: RefreshLimit = .default,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.store = store
+        self.refresher = refresher
+        self.refreshWindow = refreshWindow
+        self.refreshLimit = refreshLimit
+        self.now = now
+        (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
+    }
+
+    deinit {
+        eventSink.finish()
+    }
+
+    /// The credential to sign a request with: the current one, renewed first when it expires within
+    /// ``refreshWindow`` or while a refresh of it is in flight; `nil` when signed out.
+    ///
+    /// Concurrent callers share one refresh. Cancelling the caller ends its wait with `CancellationError`.
+    ///
+    /// - Throws: ``CourierError/Code/reauthenticationRequired`` after the session ended;
+    ///   ``CourierError/Code/credentialStoreFailed`` when the store cannot be read; a refresh's error when the
+    ///   credential cannot be used without it (it expired, or the server rejected it).
+    public func validCredential() async throws -> Credential? {
+        guard let credential = try await loadedCredential() else { return nil }
+        do {
+            if let flight, flight.version == credential.version {
+                return try await wait(for: flight.id)
+            }
+            guard credential.expires(within: refreshWindow, of: now()) else { return credential }
+            return try await startRefresh(of: credential)
+        } catch  where canFallBack(to: credential, after: error) {
+            return credential
+        }
+    }
+
+    /// Renews the credential after a server rejected the one with `version`, or returns the newer one.
+    ///
+    /// - When `version` is the current version, a refresh starts, or the one in flight is joined.
+    /// - When the current credential is already newer (another request refreshed it), it is returned at once.
+    ///
+    /// The new credential is saved to the store before this returns. Cancelling the caller ends its wait with
+    /// `CancellationError`; the refresh goes on for the others.
+    ///
+    /// - Parameter version: The ``Credential/version`` that signed the rejected request.
+    /// - Returns: A credential newer than `version`.
+    /// - Throws: ``CourierError/Code/reauthenticationRequired`` when signed out, after the session ended, or when
+    ///   the refresh token is rejected; ``CourierError/Code/excessiveRefresh`` from the storm guard; the
+    ///   refresher's error (code kept) for a transient failure.
+    public func refresh(rejected version: Int) async throws -> Credential {
+        guard let credential = try await loadedCredential() else {
+            throw Self.reauthentication("there is no credential to renew; sign in")
+        }
+        guard version == credential.version else { return credential }
+        rejectedVersion = version
+        if let flight, flight.version == version {
+            return try await wait(for: flight.id)
+        }
+        return try await startRefresh(of: credential)
+    }
+
+    /// The current credential, as stored, without renewing it; `nil` when signed out.
+    ///
+    /// - Throws: ``CourierError/Code/reauthenticationRequired`` after the session ended;
+    ///   ``CourierError/Code/credentialStoreFailed`` when the store cannot be read.
+    public func currentCredential() async throws -> Credential? {
+        try await loadedCredential()
+    }
+
+    /// Starts a session with `credential` (after a login), replacing any other, and saves it.
+    ///
+    /// The credential gets the next ``Credential/version``. A refresh in flight for the previous session ends
+    /// with this credential for its waiters.
+    ///
+    /// - Returns: The credential as installed, with its version.
+    /// - Throws: ``CourierError/Code/credentialStoreFailed`` when it cannot be saved; it is in use regardless.
+    @discardableResult
+    public func signIn(_ credential: Credential) async throws -> Credential {
+        latestVersion += 1
+        var installed = credential
+        installed.version = latestVersion
+        session = .active(installed)
+        rejectedVersion = nil
+        signatures.removeAll()
+        signatures.record(installed)
+        eventSink.yield(.signedIn(version: installed.version))
+        try await inStoreOrder { [store, installed] in try await store.save(installed) }
+        return installed
+    }
+
+    /// Ends the session: forgets the credential, deletes it from the store, and reports
+    /// ``AuthenticationEvent/sessionEnded(_:)`` with ``AuthenticationEvent/SessionEndReason/signedOut``.
+    ///
+    /// Requests then go without a credential (``AuthenticationRequirement/required`` ones fail); a refresh in
+    /// flight ends with ``CourierError/Code/reauthenticationRequired`` for its waiters.
+    ///
+    /// - Throws: ``CourierError/Code/credentialStoreFailed`` when the stored credential cannot be deleted.
+    public func signOut() async throws {
+        session = .signedOut
+        rejectedVersion = nil
+        signatures.removeAll()
+        eventSink.yield(.sessionEnded(.signedOut))
+        try await inStoreOrder { [store] in try await store.clear() }
+    }
+
+    /// The credential of the session, reading the store on first use.
+    func loadedCredential() async throws -> Credential? {
+        if case .unloaded = session {
+            let loaded = try await inStoreOrder { [store] in try await store.load() }
+            if case .unloaded = session {
+                if let loaded {
+                    latestVersion = max(latestVersion, loaded.version)
+                    session = .active(loaded)
+                    signatures.record(loaded)
+                } else {
+                    session = .signedOut
+                }
+            }
+        }
+        switch session {
+        case .active(let credential): return credential
+        case .signedOut, .unloaded: return nil
+        case .ended: throw Self.reauthentication("the session ended; sign in again")
+        }
+    }
+
+    /// Whether ``validCredential()`` may use `credential` although renewing it failed with `error`.
+    private func canFallBack(to credential: Credential, after error: any Error) -> Bool {
+        if error is CancellationError { return false }
+        if let error = error as? CourierError, error.code == .reauthenticationRequired { return false }
+        guard case .active(let current) = session, current.version == credential.version else { return false }
+        return rejectedVersion != credential.version && !credential.expires(within: .zero, of: now())
+    }
+
+    static func reauthentication(_ message: String, underlying: (any Error)? = nil) -> CourierError {
+        CourierError(code: .reauthenticationRequired, stage: .decide, message: message, underlyingError: underlying)
+    }
+}

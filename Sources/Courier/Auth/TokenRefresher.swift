@@ -1,0 +1,35 @@
+/// Exchanges a credential for a fresh one: the one network call an ``Authenticator`` makes on its own.
+///
+/// The authenticator calls ``refresh(_:)`` at most once at a time per credential version (single flight), from
+/// a task of its own, so cancelling one waiting request does not cancel a refresh others wait for. The
+/// refresher must not send its request with the authenticator's credential: use
+/// ``AuthenticationRequirement/none`` (as ``OAuth2RefreshTokenRefresher`` does), or the refresh could wait on
+/// itself.
+///
+/// Classify failures by what they throw:
+/// - ``CourierError`` with ``CourierError/Code/reauthenticationRequired`` when the grant is dead
+///   (`invalid_grant` and the like): the authenticator ends the session and stops refreshing;
+/// - anything else (a 5xx, a timeout, a lost connection) is transient: the credential is kept and a later
+///   request may try again.
+///
+/// ```swift
+/// struct DeviceTokenRefresher: TokenRefresher {
+///     let client: Client
+///     func refresh(_ credential: Credential) async throws -> Credential {
+///         let token = try await client.send(RenewDeviceToken(old: credential.accessToken))
+///         return Credential(accessToken: token.value, expiresAt: token.expiry)
+///     }
+/// }
+/// ```
+public protocol TokenRefresher: Sendable {
+    /// Returns a fresh credential for `credential`.
+    ///
+    /// The returned ``Credential/version`` is ignored: the authenticator assigns the next one. Keep
+    /// `credential.refreshToken` in the result when the server did not rotate it.
+    ///
+    /// - Parameter credential: The credential to renew (its refresh token, usually).
+    /// - Returns: The new credential.
+    /// - Throws: ``CourierError/Code/reauthenticationRequired`` when the user must sign in again; any other
+    ///   error for a transient failure.
+    func refresh(_ credential: Credential) async throws -> Credential
+}

@@ -1,2 +1,0 @@
-/// Placeholder until the URLSession transport lands.
-enum CourierURLSessionPlaceholder {}

@@ -1,0 +1,395 @@
+import Courier
+import Foundation
+import HTTPTypes
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One request in flight: the bridge between URLSession's delegate callbacks and the caller's async code.
+///
+/// It hands the response head to ``URLSessionTransport/send(_:context:)`` and buffers body chunks for
+/// ``ResponseBodySequence`` until they are read, with a high-water mark that holds the transfer back. When the
+/// transfer cannot be held back (on Linux, after the delivery queue's stall budget), more than
+/// `maxUnreadBytes` unread bytes fail the body with ``CourierError/Code/unsupported``. Every way
+/// the request can end (success, a URLSession error, a limit, a timer, cancellation, the body dropped unread)
+/// goes through ``fail(_:)`` or ``didComplete(error:)``, which settle the state exactly once.
+final class ResponseTask: Sendable {
+    struct Limits: Sendable {
+        var maxDecompressedBytes: Int64
+        var maxDecompressionRatio: Int64
+        var highWaterMark: Int
+        var maxUnreadBytes: Int
+        var connectTimeout: Duration
+    }
+
+    private struct State {
+        var task: URLSessionTask?
+        var headWaiter: CheckedContinuation<HTTPResponse, any Error>?
+        var head: HTTPResponse?
+        var expectedLength: Int64?
+        var decodedLimit: Int64?
+        var received: Int64 = 0
+        var chunks: [ArraySlice<UInt8>] = []
+        var buffered = 0
+        var bodyWaiter: CheckedContinuation<ArraySlice<UInt8>?, any Error>?
+        var failure: (any Error)?
+        var isComplete = false
+        var isPaused = false
+        var lastProgress = ContinuousClock.now
+    }
+
+    private let state = LockedState(State())
+    private let limits: Limits
+    private let control: DispatchQueue
+    private let method: HTTPRequest.Method
+    private let cancelUpload: (@Sendable () -> Void)?
+    #if canImport(FoundationNetworking)
+        private let deliveryQueue: DeliveryQueue
+    #endif
+
+    #if canImport(FoundationNetworking)
+        init(
+            method: HTTPRequest.Method,
+            limits: Limits,
+            control: DispatchQueue,
+            deliveryQueue: DeliveryQueue,
+            cancelUpload: (@Sendable () -> Void)?
+        ) {
+            self.method = method
+            self.limits = limits
+            self.control = control
+            self.deliveryQueue = deliveryQueue
+            self.cancelUpload = cancelUpload
+        }
+    #else
+        init(
+            method: HTTPRequest.Method,
+            limits: Limits,
+            control: DispatchQueue,
+            cancelUpload: (@Sendable () -> Void)?
+        ) {
+            self.method = method
+            self.limits = limits
+            self.control = control
+            self.cancelUpload = cancelUpload
+        }
+    #endif
+
+    // MARK: Caller side
+
+    /// Starts `task` unless the call already failed; resumes `continuation` with the head or the failure.
+    ///
+    /// Runs on the transport's control queue: URLSession's task methods wait for its work queue, which must never
+    /// block a thread of Swift's cooperative pool.
+    func start(
+        _ task: URLSessionTask,
+        deadline: ContinuousClock.Instant?,
+        continuation: CheckedContinuation<HTTPResponse, any Error>
+    ) {
+        let failure: (any Error)? = state.withLock { state in
+            if let failure = state.failure { return failure }
+            state.task = task
+            state.headWaiter = continuation
+            state.lastProgress = .now
+            return nil
+        }
+        if let failure {
+            task.cancel()
+            continuation.resume(throwing: failure)
+            return
+        }
+        task.resume()
+        scheduleConnectTimer(after: limits.connectTimeout)
+        if let deadline {
+            let delay = ContinuousClock.now.duration(to: deadline)
+            control.asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
+                self?.fail(CourierError(code: .timedOut, stage: .transport, message: "the call's deadline passed"))
+            }
+        }
+    }
+
+    /// The next body chunk, `nil` at the end; throws the call's failure.
+    func nextChunk() async throws -> ArraySlice<UInt8>? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                enum Next {
+                    case chunk(ArraySlice<UInt8>?, resumeDelivery: Bool)
+                    case failure(any Error)
+                    case wait
+                }
+                let next: Next = state.withLock { state in
+                    if let failure = state.failure { return .failure(failure) }
+                    if !state.chunks.isEmpty {
+                        let chunk = state.chunks.removeFirst()
+                        state.buffered -= chunk.count
+                        let resume = state.isPaused && state.buffered <= limits.highWaterMark / 2
+                        if resume { state.isPaused = false }
+                        return .chunk(chunk, resumeDelivery: resume)
+                    }
+                    if state.isComplete { return .chunk(nil, resumeDelivery: false) }
+                    state.bodyWaiter = continuation
+                    return .wait
+                }
+                switch next {
+                case .chunk(let chunk, let resumeDelivery):
+                    if resumeDelivery { self.resumeDelivery() }
+                    continuation.resume(returning: chunk)
+                case .failure(let error):
+                    continuation.resume(throwing: error)
+                case .wait:
+                    break
+                }
+            }
+        } onCancel: {
+            self.fail(CancellationError())
+        }
+    }
+
+    /// The body was dropped or its iteration ended: stop the transfer if it is still running.
+    func consumerDidLeave() {
+        let running = state.withLock { !$0.isComplete && $0.failure == nil }
+        if running { fail(CancellationError()) }
+    }
+
+    /// Fails the call with `error` (unless it already ended) and cancels the URLSession task.
+    func fail(_ error: any Error) {
+        let settled = state.withLock { state -> Settled? in
+            guard state.failure == nil else { return nil }
+            state.failure = error
+            return Self.settle(&state)
+        }
+        guard let settled else { return }
+        cancelUpload?()
+        settled.resume(throwing: error)
+        if settled.wasPaused { resumeDelivery() }
+        if let task = settled.task, !settled.wasComplete {
+            control.async { task.cancel() }
+        }
+    }
+
+    // MARK: URLSession side (delegate queue)
+
+    func didReceive(response: URLResponse) {
+        let head: HTTPResponse
+        let framing: URLSessionTransport.Framing
+        do {
+            guard let response = response as? HTTPURLResponse else {
+                throw CourierError(code: .unexpectedResponse, stage: .transport, message: "not an HTTP response")
+            }
+            head = try URLSessionTransport.makeResponseHead(response)
+            framing = try URLSessionTransport.framing(of: head, method: method)
+        } catch {
+            fail(error)
+            return
+        }
+        let waiter = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
+            guard state.failure == nil, state.head == nil else { return nil }
+            state.head = head
+            state.expectedLength = framing.expectedLength
+            if framing.isEncoded {
+                var limit = limits.maxDecompressedBytes
+                if let compressed = framing.contentLength {
+                    let (product, overflow) = compressed.multipliedReportingOverflow(by: limits.maxDecompressionRatio)
+                    if !overflow { limit = min(limit, max(product, compressed)) }
+                }
+                state.decodedLimit = limit
+            }
+            defer { state.headWaiter = nil }
+            return state.headWaiter
+        }
+        waiter?.resume(returning: head)
+    }
+
+    func didReceive(data: Data) {
+        enum Outcome {
+            case none
+            case deliver(CheckedContinuation<ArraySlice<UInt8>?, any Error>, ArraySlice<UInt8>)
+            case pause
+            case tooLarge(limit: Int64)
+            case unread(Int)
+        }
+        let chunk = ArraySlice(data)
+        let outcome: Outcome = state.withLock { state in
+            guard state.failure == nil, !state.isComplete else { return .none }
+            state.received += Int64(chunk.count)
+            state.lastProgress = .now
+            if let limit = state.decodedLimit, state.received > limit {
+                return .tooLarge(limit: limit)
+            }
+            if let waiter = state.bodyWaiter {
+                state.bodyWaiter = nil
+                return .deliver(waiter, chunk)
+            }
+            state.chunks.append(chunk)
+            state.buffered += chunk.count
+            if state.buffered > limits.maxUnreadBytes {
+                return .unread(state.buffered)
+            }
+            if !state.isPaused && state.buffered > limits.highWaterMark {
+                state.isPaused = true
+                return .pause
+            }
+            return .none
+        }
+        switch outcome {
+        case .none:
+            break
+        case .deliver(let waiter, let chunk):
+            waiter.resume(returning: chunk)
+        case .pause:
+            pauseDelivery()
+        case .unread(let count):
+            fail(
+                CourierError(
+                    code: .unsupported,
+                    stage: .transport,
+                    message: "unsupported: \(count) response bytes were left unread; URLSession on Linux cannot "
+                        + "pause a download, so a body must be read while it arrives",
+                    response: state.withLock { $0.head }
+                )
+            )
+        case .tooLarge(let limit):
+            fail(
+                CourierError(
+                    code: .decompressionLimit,
+                    stage: .transport,
+                    message: "the compressed body inflates past \(limit) bytes (size or ratio limit)",
+                    response: state.withLock { $0.head }
+                )
+            )
+        }
+    }
+
+    func didSendBodyData() {
+        state.withLock { $0.lastProgress = .now }
+    }
+
+    func didComplete(error: (any Error)?) {
+        let outcome = state.withLock { state -> (Settled, (any Error)?)? in
+            guard state.failure == nil, !state.isComplete else { return nil }
+            let failure: (any Error)?
+            if let error {
+                failure = URLSessionTransport.map(
+                    error,
+                    response: state.head,
+                    received: state.received,
+                    expected: state.expectedLength
+                )
+            } else if state.head == nil {
+                failure = CourierError(code: .unexpectedResponse, stage: .transport, message: "no response head")
+            } else if let expected = state.expectedLength, state.received < expected {
+                failure = CourierError(
+                    code: .connectionFailed,
+                    stage: .transport,
+                    message: "truncated: received \(state.received) of \(expected) bytes",
+                    response: state.head
+                )
+            } else {
+                failure = nil
+            }
+            if let failure {
+                state.failure = failure
+                return (Self.settle(&state), failure)
+            }
+            state.isComplete = true
+            let waiter = state.bodyWaiter
+            state.bodyWaiter = nil
+            var settled = Settled()
+            settled.bodyWaiter = waiter
+            settled.wasPaused = state.isPaused
+            state.isPaused = false
+            return (settled, nil)
+        }
+        cancelUpload?()
+        guard let (settled, failure) = outcome else { return }
+        if let failure {
+            settled.resume(throwing: failure)
+        } else {
+            settled.bodyWaiter?.resume(returning: nil)
+        }
+        if settled.wasPaused { resumeDelivery() }
+    }
+
+    // MARK: Internals
+
+    private struct Settled {
+        var headWaiter: CheckedContinuation<HTTPResponse, any Error>?
+        var bodyWaiter: CheckedContinuation<ArraySlice<UInt8>?, any Error>?
+        var task: URLSessionTask?
+        var wasPaused = false
+        var wasComplete = false
+
+        func resume(throwing error: any Error) {
+            headWaiter?.resume(throwing: error)
+            bodyWaiter?.resume(throwing: error)
+        }
+    }
+
+    /// Takes the waiters out of a state that just failed and drops the buffered chunks.
+    private static func settle(_ state: inout State) -> Settled {
+        let settled = Settled(
+            headWaiter: state.headWaiter,
+            bodyWaiter: state.bodyWaiter,
+            task: state.task,
+            wasPaused: state.isPaused,
+            wasComplete: state.isComplete
+        )
+        state.headWaiter = nil
+        state.bodyWaiter = nil
+        state.chunks = []
+        state.buffered = 0
+        state.isPaused = false
+        return settled
+    }
+
+    /// Fails the call if neither the head nor upload progress arrived within the connect timeout.
+    private func scheduleConnectTimer(after delay: Duration) {
+        control.asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
+            guard let self else { return }
+            let remaining = state.withLock { state -> Duration? in
+                guard state.head == nil, state.failure == nil else { return nil }
+                return limits.connectTimeout - state.lastProgress.duration(to: .now)
+            }
+            guard let remaining else { return }
+            if remaining > .zero {
+                scheduleConnectTimer(after: remaining)
+            } else {
+                fail(
+                    CourierError(
+                        code: .connectTimeout,
+                        stage: .transport,
+                        message: "no response within the connect timeout (\(limits.connectTimeout)); URLSession "
+                            + "reports no connection event, so this covers connecting and waiting for the head"
+                    )
+                )
+            }
+        }
+    }
+
+    private func pauseDelivery() {
+        #if canImport(FoundationNetworking)
+            deliveryQueue.pauseDelivery(for: ObjectIdentifier(self))
+        #else
+            // Darwin's suspend() pauses reading without restarting the transfer and does not block; called in
+            // order, directly, so a resume can never overtake its suspend.
+            state.withLock { $0.task }?.suspend()
+        #endif
+    }
+
+    private func resumeDelivery() {
+        #if canImport(FoundationNetworking)
+            deliveryQueue.resumeDelivery(for: ObjectIdentifier(self))
+        #else
+            state.withLock { $0.task }?.resume()
+        #endif
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as Foundation and Dispatch count them.
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

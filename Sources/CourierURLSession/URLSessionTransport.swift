@@ -1,0 +1,247 @@
+public import Courier
+import HTTPTypes
+import Logging
+
+#if canImport(FoundationNetworking)
+    import Foundation
+    public import FoundationNetworking
+#else
+    public import Foundation
+#endif
+
+/// A ``Transport`` that sends requests with `URLSession` (FoundationNetworking on Linux).
+///
+/// The transport owns its session and the session's delegate, so it controls what URLSession would otherwise do
+/// on its own:
+/// - it never follows a redirect: the 3xx response is returned, and Courier's redirect decision follows it;
+/// - it returns as soon as the response head arrives and streams the body, holding the transfer back while more
+///   than `responseBufferSize` unread bytes are buffered;
+/// - it counts the bytes URLSession decompresses and fails with ``CourierError/Code/decompressionLimit`` past
+///   `maxDecompressedBytes`, or past `maxDecompressionRatio` times a compressed body's `Content-Length`;
+/// - it rejects a response with conflicting `Content-Length` values (``CourierError/Code/malformedResponse``),
+///   and reports a body shorter than its
+///   `Content-Length` as ``CourierError/Code/connectionFailed`` ("truncated"), never as a success;
+/// - cancelling the calling `Task` (before the head, or while the body is read) cancels the URLSession task and
+///   throws `CancellationError`; a passed ``TransportContext/deadline`` fails with ``CourierError/Code/timedOut``.
+///
+/// ```swift
+/// let client = Client(server: .production, transport: URLSessionTransport())
+/// ```
+///
+/// On Linux, a streamed request body is sent chunked without being held in memory. On Apple platforms a streamed
+/// body is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with
+/// ``CourierError/Code/unsupported``. On Linux, FoundationNetworking cannot send a `GET` with a body: that fails
+/// with ``CourierError/Code/unsupported`` too.
+///
+/// - Note: On Linux, the session's transfers share one work queue: a response body that is held but not read
+///   holds back the other transfers of the same transport until it is read, dropped, cancelled or times out.
+///   Give long-lived streams their own transport.
+public final class URLSessionTransport: Transport {
+    /// The largest streamed request body collected in memory on platforms that cannot stream it (Apple).
+    public static let maxBufferedUploadBytes = 64 * 1024 * 1024
+
+    let session: URLSession
+    let delegate: SessionDelegate
+    let limits: ResponseTask.Limits
+    /// Where URLSession's task methods run: they wait for its work queue, which may be held back (see
+    /// ``DeliveryQueue``), and must not block Swift's cooperative threads.
+    let control = DispatchQueue(label: "Courier.URLSessionTransport.control", attributes: .concurrent)
+    #if canImport(FoundationNetworking)
+        let deliveryQueue: DeliveryQueue
+    #endif
+
+    /// A configuration suited to Courier: no cookie storage, no URL cache, no credential storage.
+    ///
+    /// Courier has its own cache and authentication; letting URLSession store cookies or responses would apply
+    /// them behind Courier's back.
+    public static func defaultConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCache = nil
+        configuration.urlCredentialStorage = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
+    }
+
+    /// Creates a transport with its own `URLSession`.
+    ///
+    /// - Parameters:
+    ///   - configuration: The session's configuration; its `timeoutIntervalForRequest` is URLSession's idle
+    ///     timeout. The transport copies it; later changes have no effect.
+    ///   - connectTimeout: How long to wait for the server. URLSession reports no "connected" event, so this bounds
+    ///     the time until the response head arrives; sending request body bytes restarts it.
+    ///   - maxDecompressedBytes: The most bytes a body with a `Content-Encoding` may decompress to.
+    ///   - maxDecompressionRatio: The most a body with a `Content-Encoding` and a `Content-Length` may grow by
+    ///     when decompressed.
+    ///   - responseBufferSize: How many unread response bytes are buffered before the transfer is held back. On
+    ///     Linux a reader that does not drain its body within a second stops holding back the process's other
+    ///     URLSession transfers; its body then fails with ``CourierError/Code/unsupported`` once more than
+    ///     16 × `responseBufferSize` (at least 64 MiB) are unread.
+    public init(
+        configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration(),
+        connectTimeout: Duration = .seconds(10),
+        maxDecompressedBytes: Int = 100 * 1024 * 1024,
+        maxDecompressionRatio: Int = 100,
+        responseBufferSize: Int = 4 * 1024 * 1024
+    ) {
+        self.limits = ResponseTask.Limits(
+            maxDecompressedBytes: Int64(max(0, maxDecompressedBytes)),
+            maxDecompressionRatio: Int64(max(1, maxDecompressionRatio)),
+            highWaterMark: max(1, responseBufferSize),
+            maxUnreadBytes: max(64 * 1024 * 1024, 16 * max(1, responseBufferSize)),
+            connectTimeout: connectTimeout
+        )
+        let delegate = SessionDelegate()
+        self.delegate = delegate
+        #if canImport(FoundationNetworking)
+            // 64 queued callbacks of at most 16 KiB each (libcurl's default write size): about 1 MiB in flight.
+            let queue = DeliveryQueue(maxPendingOperations: 64, maxStall: .seconds(1))
+            self.deliveryQueue = queue
+        #else
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+        #endif
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// Cancels every request in flight and releases the session; later calls to ``send(_:context:)`` fail.
+    ///
+    /// Calling it more than once is harmless. The transport calls it when it is deinitialized.
+    public func shutdown() {
+        #if canImport(FoundationNetworking)
+            deliveryQueue.invalidate()
+        #endif
+        let session = session
+        control.async { session.invalidateAndCancel() }
+    }
+
+    /// Sends `request` and returns once the response head has arrived; the body streams afterwards.
+    ///
+    /// - Parameters:
+    ///   - request: The adapted, validated request.
+    ///   - context: The deadline and logger for this call.
+    /// - Returns: The response head and its one-shot body. Its length is known when the response has a
+    ///   `Content-Length` and no `Content-Encoding`.
+    /// - Throws: `CancellationError` when the task is cancelled; ``CourierError`` with
+    ///   ``CourierError/Code/timedOut`` (deadline, URLSession's idle timeout), ``CourierError/Code/connectTimeout``,
+    ///   ``CourierError/Code/connectionFailed`` (refused, lost, truncated body),
+    ///   ``CourierError/Code/malformedResponse`` (conflicting `Content-Length`), ``CourierError/Code/unsupported``,
+    ///   or ``CourierError/Code/transportFailed`` (anything else). A `URLError` is kept as the underlying error.
+    ///   Body reads throw the same errors, and ``CourierError/Code/decompressionLimit``.
+    public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
+        try Task.checkCancellation()
+        #if canImport(FoundationNetworking)
+            if request.head.method == .get, let body = request.body, body.bufferedBytes?.isEmpty != true {
+                throw CourierError(
+                    code: .unsupported,
+                    stage: .transport,
+                    message: "unsupported: URLSession on Linux cannot send a GET request with a body"
+                )
+            }
+        #endif
+        var urlRequest = try Self.makeURLRequest(request.head, deadline: context.deadline)
+        var cancelUpload: (@Sendable () -> Void)?
+        var pump: (@Sendable (ResponseTask) async -> Void)?
+        let pumpTask = LockedState<Task<Void, Never>?>(nil)
+        if let body = request.body {
+            if let bytes = body.bufferedBytes {
+                urlRequest.httpBody = Data(bytes)
+            } else {
+                #if canImport(FoundationNetworking)
+                    // libcurl sends a body stream chunked; a Content-Length next to it would make the request
+                    // framing ambiguous (RFC 9112 §6.3), so the stream goes without one.
+                    urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+                    let stream = UploadPipe(capacity: 1024 * 1024)
+                    urlRequest.httpBodyStream = UploadInputStream(pipe: stream)
+                    cancelUpload = {
+                        stream.cancel()
+                        pumpTask.withLock { $0 }?.cancel()
+                    }
+                    pump = { responseTask in
+                        if let error = await stream.pump(body) {
+                            responseTask.fail(Self.requestBodyError(error))
+                        }
+                    }
+                #else
+                    urlRequest.httpBody = try await Self.collect(body)
+                #endif
+            }
+        }
+        #if canImport(FoundationNetworking)
+            let responseTask = ResponseTask(
+                method: request.head.method,
+                limits: limits,
+                control: control,
+                deliveryQueue: deliveryQueue,
+                cancelUpload: cancelUpload
+            )
+        #else
+            let responseTask = ResponseTask(
+                method: request.head.method,
+                limits: limits,
+                control: control,
+                cancelUpload: cancelUpload
+            )
+        #endif
+        if let pump {
+            pumpTask.withLock { $0 = Task { await pump(responseTask) } }
+        }
+        context.logger.debug("URLSession request starting", metadata: ["method": "\(request.head.method)"])
+        let (session, delegate, deadline, finalRequest) = (session, delegate, context.deadline, urlRequest)
+        let head = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                control.async {
+                    let task = session.dataTask(with: finalRequest)
+                    delegate.register(responseTask, for: task)
+                    responseTask.start(task, deadline: deadline, continuation: continuation)
+                }
+            }
+        } onCancel: {
+            responseTask.fail(CancellationError())
+        }
+        let length: MessageBody.Length
+        do {
+            length =
+                try Self.framing(of: head, method: request.head.method).expectedLength.map { .known($0) }
+                ?? .unknown
+        } catch {
+            responseTask.fail(error)
+            throw error
+        }
+        let body = MessageBody(ResponseBodySequence(responseTask), length: length, iterationBehavior: .single)
+        return TransportResponse(head: head, body: body)
+    }
+
+    static func requestBodyError(_ error: any Error) -> any Error {
+        if error is CancellationError || error is CourierError { return error }
+        return CourierError(
+            code: .transportFailed,
+            stage: .transport,
+            message: "reading the request body failed",
+            underlyingError: error
+        )
+    }
+
+    #if !canImport(FoundationNetworking)
+        /// Collects a streamed body for `httpBody`, up to ``maxBufferedUploadBytes``.
+        static func collect(_ body: MessageBody) async throws -> Data {
+            do {
+                return try await body.collect(upTo: maxBufferedUploadBytes)
+            } catch let error as CourierError where error.code == .bodyTooLarge {
+                throw CourierError(
+                    code: .unsupported,
+                    stage: .transport,
+                    message: "unsupported: a streamed request body over \(maxBufferedUploadBytes) bytes "
+                        + "(URLSessionTransport collects streamed bodies in memory on this platform)",
+                    underlyingError: error
+                )
+            }
+        }
+    #endif
+}

@@ -1,0 +1,250 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("Authenticator", .timeLimit(.minutes(1)))
+struct AuthenticatorTests {
+    typealias F = AuthFixtures
+
+    // MARK: - Single flight (unit)
+
+    @Test("concurrent refreshes of the same version share one call to the refresher")
+    func singleFlight() async throws {
+        let gate = F.Gate()
+        let refresher = F.ScriptedRefresher(gate: gate)
+        let authenticator = Authenticator(refresher: refresher, now: { F.start })
+        try await authenticator.signIn(F.signedIn())
+
+        let waiters = (0..<20).map { _ in Task { try await authenticator.refresh(rejected: 1) } }
+        await gate.waitForArrivals(1)
+        await gate.open()
+        var versions: [Int] = []
+        for waiter in waiters { versions.append(try await waiter.value.version) }
+
+        #expect(refresher.calls.count == 1)
+        #expect(versions == Array(repeating: 2, count: 20))
+    }
+
+    @Test("a rejection of an older version returns the current credential without refreshing")
+    func olderVersionGetsCurrent() async throws {
+        let refresher = F.ScriptedRefresher()
+        let authenticator = Authenticator(refresher: refresher, now: { F.start })
+        try await authenticator.signIn(F.signedIn())
+
+        let second = try await authenticator.refresh(rejected: 1)
+        let again = try await authenticator.refresh(rejected: 1)
+
+        #expect(refresher.calls.count == 1)
+        #expect(second.version == 2 && second.accessToken == "access-2")
+        #expect(again == second)
+    }
+
+    @Test("cancelling one waiter ends its wait at once and leaves the refresh to the others")
+    func cancellingAWaiter() async throws {
+        let gate = F.Gate()
+        let refresher = F.ScriptedRefresher(gate: gate)
+        let authenticator = Authenticator(refresher: refresher, now: { F.start })
+        try await authenticator.signIn(F.signedIn())
+
+        let cancelled = Task { try await authenticator.refresh(rejected: 1) }
+        let kept = Task { try await authenticator.refresh(rejected: 1) }
+        await gate.waitForArrivals(1)
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        await gate.open()
+
+        #expect(try await kept.value.accessToken == "access-2")
+        #expect(refresher.calls.count == 1)
+    }
+
+    @Test("a sign-out during a refresh ends it with reauthenticationRequired and does not resurrect the session")
+    func signOutDuringRefresh() async throws {
+        let gate = F.Gate()
+        let store = InMemoryCredentialStore()
+        let authenticator = Authenticator(store: store, refresher: F.ScriptedRefresher(gate: gate), now: { F.start })
+        try await authenticator.signIn(F.signedIn())
+
+        let waiter = Task { try await authenticator.refresh(rejected: 1) }
+        await gate.waitForArrivals(1)
+        try await authenticator.signOut()
+        await gate.open()
+
+        let error = await expectCourierError { try await waiter.value }
+        #expect(error?.code == .reauthenticationRequired)
+        #expect(try await authenticator.currentCredential() == nil)
+        #expect(await store.load() == nil)
+    }
+
+    @Test("a sign-in during a refresh wins: waiters get the signed-in credential")
+    func signInDuringRefresh() async throws {
+        let gate = F.Gate()
+        let store = InMemoryCredentialStore()
+        let authenticator = Authenticator(store: store, refresher: F.ScriptedRefresher(gate: gate), now: { F.start })
+        try await authenticator.signIn(F.signedIn())
+
+        let waiter = Task { try await authenticator.refresh(rejected: 1) }
+        await gate.waitForArrivals(1)
+        let other = try await authenticator.signIn(Credential(accessToken: "other-user", refreshToken: "other"))
+        await gate.open()
+
+        #expect(try await waiter.value == other)
+        #expect(await store.load() == other)
+    }
+
+    @Test("the credential is loaded lazily from the store, with its version, and events report the session")
+    func lazyLoadAndEvents() async throws {
+        var stored = F.signedIn()
+        stored.version = 7
+        let store = InMemoryCredentialStore(stored)
+        let authenticator = Authenticator(store: store, refresher: F.ScriptedRefresher(), now: { F.start })
+
+        #expect(try await authenticator.currentCredential() == stored)
+        let renewed = try await authenticator.refresh(rejected: 7)
+        try await authenticator.signOut()
+
+        #expect(renewed.version == 8)
+        #expect(await store.load() == nil)
+        var events: [AuthenticationEvent] = []
+        for await event in authenticator.events {
+            events.append(event)
+            if events.count == 2 { break }
+        }
+        #expect(events == [.refreshed(version: 8), .sessionEnded(.signedOut)])
+    }
+
+    // MARK: - Row 33: failures of the token endpoint
+
+    @Test("row 33: invalid_grant fails every waiter with reauthenticationRequired, ends the session, no loop")
+    func invalidGrantEndsTheSession() async throws {
+        let store = InMemoryCredentialStore()
+        let harness = try await F.harness(store: store)
+        harness.mock.stub(.post, F.tokenPath) { _ in .json(raw: #"{"error":"invalid_grant"}"#, status: 400) }
+        let barrier = F.Barrier(count: 5)
+        F.stubAPI(harness.mock, accepting: { "never" }, beforeRejecting: { await barrier.arrive() })
+
+        let codes = await withTaskGroup(of: CourierError.Code?.self) { group in
+            for _ in 0..<5 {
+                group.addTask { (await expectCourierError { try await harness.client.send(Probe()) })?.code }
+            }
+            return await group.reduce(into: [CourierError.Code?]()) { $0.append($1) }
+        }
+
+        #expect(codes == Array(repeating: .reauthenticationRequired, count: 5))
+        #expect(harness.tokenRequests.count == 1)
+        #expect(harness.apiRequests.count == 5)
+        #expect(await store.load() == nil)
+
+        // Later requests fail fast: neither the token endpoint nor the API is asked again.
+        let later = await expectCourierError { try await harness.client.send(Probe()) }
+        #expect(later?.code == .reauthenticationRequired)
+        #expect(later?.stage == .adapt)
+        #expect(harness.tokenRequests.count == 1)
+        #expect(harness.apiRequests.count == 5)
+
+        var events: [AuthenticationEvent] = []
+        for await event in harness.authenticator.events {
+            events.append(event)
+            if event == .sessionEnded(.reauthenticationRequired) { break }
+        }
+        #expect(events == [.signedIn(version: 1), .sessionEnded(.reauthenticationRequired)])
+
+        // Signing in again restores service.
+        try await harness.authenticator.signIn(Credential(accessToken: "never", refreshToken: "r"))
+        #expect(try await harness.client.send(Probe()) == "ok")
+    }
+
+    @Test(
+        "row 33: a 5xx, a timeout or a lost connection is transient: the waiter gets it, the credential is kept",
+        arguments: [
+            (MockResponse.text("maintenance", status: 503), CourierError.Code.unacceptableStatus),
+            (
+                MockResponse.status(
+                    200,
+                    fault: .failBeforeResponse(CourierError(code: .timedOut, stage: .transport, message: "timeout"))
+                ), .timedOut
+            ),
+            (
+                MockResponse.status(
+                    200,
+                    fault: .failBeforeResponse(CourierError(code: .connectionFailed, stage: .transport))
+                ), .connectionFailed
+            ),
+        ]
+    )
+    func transientFailuresKeepTheCredential(tokenResponse: MockResponse, code: CourierError.Code) async throws {
+        let store = InMemoryCredentialStore()
+        let harness = try await F.harness(store: store)
+        harness.mock.stub(.post, F.tokenPath, with: tokenResponse)
+        F.stubAPI(harness.mock, accepting: { "access-2" })
+
+        let error = await expectCourierError { try await harness.client.send(Probe()) }
+
+        #expect(error?.code == code)
+        #expect(error?.stage == .decide)
+        #expect(error?.response?.status.code == 401)
+        #expect(try await harness.authenticator.currentCredential()?.accessToken == "access-1")
+        #expect(await store.load()?.refreshToken == "refresh-1")
+
+        // The endpoint recovers: the next rejected request refreshes.
+        F.stubTokenEndpoint(harness.mock)
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.count == 2)
+    }
+
+    @Test("row 33: the storm guard refuses the refresh past the limit with excessiveRefresh, until time passes")
+    func stormGuard() async throws {
+        let harness = try await F.harness(refreshLimit: .init(maximumRefreshes: 2, interval: .seconds(30)))
+        F.stubTokenEndpoint(harness.mock)
+        harness.mock.stub(nil, "/probe") { _ in F.invalidToken }
+
+        for _ in 0..<2 {
+            let error = await expectCourierError { try await harness.client.send(Probe()) }
+            #expect(error?.code == .unacceptableStatus)
+        }
+        let refused = await expectCourierError { try await harness.client.send(Probe()) }
+        #expect(refused?.code == .excessiveRefresh)
+        #expect(harness.tokenRequests.count == 2)
+
+        harness.time.advance(by: 31)
+        let later = await expectCourierError { try await harness.client.send(Probe()) }
+        #expect(later?.code == .unacceptableStatus)
+        #expect(harness.tokenRequests.count == 3)
+    }
+
+    // MARK: - Proactive refresh
+
+    @Test("a credential expiring in 30 s with a 60 s window is refreshed before the request; no 401 is seen")
+    func proactiveRefresh() async throws {
+        let harness = try await F.harness(signIn: F.signedIn(expiresIn: 30))
+        F.stubTokenEndpoint(harness.mock)
+        F.stubAPI(harness.mock, accepting: { "access-2" })
+
+        #expect(try await harness.client.send(Probe()) == "ok")
+
+        #expect(harness.mock.recordedRequests.map(\.pathWithoutQuery) == [F.tokenPath, "/probe"])
+        #expect(harness.apiRequests.map { $0.head.headerFields[.authorization] } == ["Bearer access-2"])
+        let credential = try await harness.authenticator.currentCredential()
+        #expect(credential?.expiresAt == harness.time.now.addingTimeInterval(3600))
+    }
+
+    @Test("a proactive refresh that fails transiently falls back to the still-valid credential")
+    func proactiveRefreshFallsBack() async throws {
+        let harness = try await F.harness(signIn: F.signedIn(expiresIn: 30))
+        harness.mock.stub(.post, F.tokenPath, with: .text("down", status: 503))
+        F.stubAPI(harness.mock, accepting: { "access-1" })
+
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.count == 1)
+    }
+
+    @Test("a credential well before expiry is not refreshed")
+    func noRefreshBeforeTheWindow() async throws {
+        let harness = try await F.harness(signIn: F.signedIn(expiresIn: 61))
+        F.stubAPI(harness.mock, accepting: { "access-1" })
+
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.isEmpty)
+    }
+}

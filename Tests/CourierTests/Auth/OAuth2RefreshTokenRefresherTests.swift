@@ -1,0 +1,98 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("OAuth2RefreshTokenRefresher", .timeLimit(.minutes(1)))
+struct OAuth2RefreshTokenRefresherTests {
+    typealias F = AuthFixtures
+
+    private static func refresher(
+        secret: String? = nil
+    ) -> (OAuth2RefreshTokenRefresher, MockTransport) {
+        let (client, mock) = Fixtures.client()
+        let refresher = OAuth2RefreshTokenRefresher(
+            client: client,
+            path: F.tokenPath,
+            clientID: "app",
+            clientSecret: secret,
+            now: { F.start }
+        )
+        return (refresher, mock)
+    }
+
+    @Test("decodes the token response; a rotated refresh token replaces the old one")
+    func rotation() async throws {
+        let (refresher, mock) = Self.refresher(secret: "s3cret")
+        mock.stub(
+            .post, F.tokenPath,
+            with: .json(
+                raw:
+                    #"{"access_token":"access-2","token_type":"Bearer","expires_in":"120","refresh_token":"refresh-2"}"#
+            )
+        )
+
+        let renewed = try await refresher.refresh(F.signedIn())
+
+        #expect(renewed.accessToken == "access-2")
+        #expect(renewed.refreshToken == "refresh-2")
+        #expect(renewed.expiresAt == F.start.addingTimeInterval(120))
+        #expect(renewed.tokenType == "Bearer")
+        let body = try #require(mock.recordedRequests.onlyElement?.bodyText)
+        #expect(body == "client_id=app&client_secret=s3cret&grant_type=refresh_token&refresh_token=refresh-1")
+    }
+
+    @Test("without a new refresh token, the old one is kept")
+    func keepsRefreshToken() async throws {
+        let (refresher, mock) = Self.refresher()
+        mock.stub(.post, F.tokenPath, with: .json(raw: #"{"access_token":"access-2","token_type":"bearer"}"#))
+
+        let renewed = try await refresher.refresh(F.signedIn())
+
+        #expect(renewed.refreshToken == "refresh-1")
+        #expect(renewed.expiresAt == nil)
+    }
+
+    @Test(
+        "invalid_grant, invalid_client and unauthorized_client mean reauthenticationRequired",
+        arguments: [
+            (400, "invalid_grant", CourierError.Code.reauthenticationRequired),
+            (401, "invalid_client", .reauthenticationRequired),
+            (400, "unauthorized_client", .reauthenticationRequired),
+            (400, "invalid_request", .unacceptableStatus),
+            (500, "invalid_grant", .unacceptableStatus),
+        ]
+    )
+    func classification(status: Int, tokenError: String, code: CourierError.Code) async throws {
+        let (refresher, mock) = Self.refresher()
+        mock.stub(.post, F.tokenPath, with: .json(raw: #"{"error":"\#(tokenError)"}"#, status: status))
+
+        let error = await expectCourierError { try await refresher.refresh(F.signedIn()) }
+
+        #expect(error?.code == code)
+    }
+
+    @Test("a credential without a refresh token cannot be renewed and sends nothing")
+    func noRefreshToken() async throws {
+        let (refresher, mock) = Self.refresher()
+
+        let error = await expectCourierError { try await refresher.refresh(Credential(accessToken: "access-1")) }
+
+        #expect(error?.code == .reauthenticationRequired)
+        #expect(mock.recordedRequests.isEmpty)
+    }
+
+    @Test("a malformed token response fails without quoting the body")
+    func malformedResponse() async throws {
+        let (refresher, mock) = Self.refresher()
+        mock.stub(.post, F.tokenPath, with: .text(#"access_token=access-2&refresh_token=refresh-2"#))
+
+        let error = await expectCourierError { try await refresher.refresh(F.signedIn()) }
+
+        #expect(error?.code == .decodingFailed)
+        let description = try #require(error?.description)
+        #expect(!F.secrets.contains { description.contains($0) })
+        #expect(!F.secrets.contains { error?.bodyExcerpt?.contains($0) ?? false })
+    }
+}

@@ -1,0 +1,277 @@
+import Courier
+import CourierURLSession
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Serialized: all FoundationNetworking sessions of a process share one work queue, so a test that holds a body
+/// unread (or measures memory) would skew the timing and memory of tests running beside it.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct URLSessionTransportTests {
+    let server: TestServer
+    let transport = URLSessionTransport()
+
+    init() throws {
+        server = try TestServer.start()
+    }
+
+    // `deinit` is not available on a struct suite; every test stops the server with `defer`.
+
+    func request(
+        _ method: HTTPRequest.Method = .get,
+        _ path: String,
+        fields: HTTPFields = [:],
+        body: MessageBody? = nil
+    ) throws -> OutgoingRequest {
+        let url = try #require(URL(string: server.url(path)))
+        var head = HTTPRequest(method: method, url: url)
+        head.headerFields = fields
+        return OutgoingRequest(head: head, body: body)
+    }
+
+    func echoedHeaders(_ head: HTTPResponse) throws -> [String: String] {
+        let name = try #require(HTTPField.Name("X-Echo-Headers"))
+        let json = try #require(head.headerFields[name])
+        let pairs = try #require(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String]])
+        return Dictionary(pairs.map { ($0[0].lowercased(), $0[1]) }, uniquingKeysWith: { "\($0)|\($1)" })
+    }
+
+    @Test func getSendsRepeatedFieldsJoined() async throws {
+        defer { server.stop() }
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .cookie, value: "a=1"))
+        fields.append(HTTPField(name: .cookie, value: "b=2"))
+        let rep = try #require(HTTPField.Name("X-Rep"))
+        fields.append(HTTPField(name: rep, value: "x"))
+        fields.append(HTTPField(name: rep, value: "y"))
+        let response = try await transport.send(try request(.get, "/echo", fields: fields), context: TransportContext())
+        #expect(response.head.status == .ok)
+        #expect(response.head.headerFields[try #require(HTTPField.Name("X-Echo-Method"))] == "GET")
+        let headers = try echoedHeaders(response.head)
+        #expect(headers["cookie"] == "a=1; b=2")
+        #expect(headers["x-rep"] == "x, y")
+        #expect(response.body.length == .known(0))
+        #expect(try await response.body.collect(upTo: 1024).isEmpty)
+    }
+
+    @Test func postEchoesBytes() async throws {
+        defer { server.stop() }
+        let payload = Data("hello, courier".utf8)
+        var fields = HTTPFields()
+        fields[.contentType] = "text/plain"
+        let sent = try request(.post, "/echo", fields: fields, body: MessageBody(payload))
+        let response = try await transport.send(sent, context: TransportContext())
+        #expect(response.head.status == .ok)
+        #expect(response.body.length == .known(Int64(payload.count)))
+        #expect(try await response.body.collect(upTo: 1024) == payload)
+        #expect(response.head.headerFields[try #require(HTTPField.Name("X-Multi"))] == "a, b")
+    }
+
+    @Test func streamsAnUploadOfUnknownLength() async throws {
+        defer { server.stop() }
+        let chunk = ArraySlice((0..<(64 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let chunks = 160  // 10 MiB
+        let stream = AsyncStream<ArraySlice<UInt8>> { continuation in
+            for _ in 0..<chunks { continuation.yield(chunk) }
+            continuation.finish()
+        }
+        let body = MessageBody(stream, length: .unknown, iterationBehavior: .single)
+        let response = try await transport.send(try request(.put, "/echo", body: body), context: TransportContext())
+        #expect(response.head.status == .ok)
+        #expect(response.head.headerFields[try #require(HTTPField.Name("X-Echo-Chunked"))] == "1")
+        let echoed = try await response.body.collect(upTo: 16 * 1024 * 1024)
+        #expect(echoed.count == chunk.count * chunks)
+        #expect(echoed.prefix(chunk.count) == Data(chunk))
+        #expect(echoed.suffix(chunk.count) == Data(chunk))
+    }
+
+    @Test func doesNotFollowRedirects() async throws {
+        defer { server.stop() }
+        let response = try await transport.send(try request(.get, "/redirect"), context: TransportContext())
+        #expect(response.head.status.code == 302)
+        #expect(response.head.headerFields[.location] == "/echo?from=redirect")
+        #expect(try await response.body.collect(upTo: 1024) == Data("moved".utf8))
+    }
+
+    @Test func headHasAnEmptyBody() async throws {
+        defer { server.stop() }
+        let response = try await transport.send(try request(.head, "/zeros?n=5000"), context: TransportContext())
+        #expect(response.head.headerFields[.contentLength] == "5000")
+        #expect(response.body.length == .known(0))
+        #expect(try await response.body.collect(upTo: 10).isEmpty)
+    }
+
+    @Test func decodesASmallGzipBody() async throws {
+        defer { server.stop() }
+        let response = try await transport.send(try request(.get, "/gzip"), context: TransportContext())
+        #expect(response.body.length == .unknown)
+        let text = String(decoding: try await response.body.collect(upTo: 4096), as: UTF8.self)
+        #expect(text == String(repeating: "hello gzip ", count: 100))
+    }
+
+    @Test func aStalledReaderIsHeldBackThenFailsWithBoundedMemory() async throws {
+        defer { server.stop() }
+        let before = try MemoryProbe.residentBytes()
+        let response = try await transport.send(try request(.get, "/zeros?n=1073741824"), context: TransportContext())
+        var iterator = response.body.makeAsyncIterator()
+        _ = try await iterator.next()
+        // Not synchronisation: the reader stays away for 2 s, so an unbounded transfer would pile up the whole
+        // GiB (loopback delivers ~400 MB/s). The transfer is held back for the 1 s stall budget, then buffers up
+        // to the 64 MiB unread limit and fails.
+        var peak = before
+        for _ in 0..<20 {
+            try await Task.sleep(for: .milliseconds(100))
+            peak = max(peak, try MemoryProbe.residentBytes())
+        }
+        let growth = peak - before
+        print("stalled reader: RSS grew by \(growth / 1024) KiB while the body was not read")
+        #expect(growth < 512 * 1024 * 1024)  // shared with parallel tests; a body held whole would pass it
+        let error = await #expect(throws: CourierError.self) {
+            while try await iterator.next() != nil {}
+        }
+        #expect(error?.code == .unsupported)
+    }
+
+    @Test func aSlowReaderGetsEveryByteWithBoundedMemory() async throws {
+        defer { server.stop() }
+        let size = 64 * 1024 * 1024
+        let before = try MemoryProbe.residentBytes()
+        let response = try await transport.send(try request(.get, "/zeros?n=\(size)"), context: TransportContext())
+        var count = 0
+        var peak = before
+        var chunks = 0
+        for try await chunk in response.body {
+            count += chunk.count
+            chunks += 1
+            if chunks % 64 == 0 {
+                // A reader slower than the network (~40 MB/s): the transfer is held back, not buffered.
+                try await Task.sleep(for: .milliseconds(25))
+                peak = max(peak, try MemoryProbe.residentBytes())
+            }
+        }
+        print("slow reader: \(count) bytes; RSS growth \((peak - before) / 1024) KiB")
+        #expect(count == size)
+    }
+
+    @Test func downloadsOneGibibyteWithBoundedMemory() async throws {
+        defer { server.stop() }
+        let size = 1 << 30
+        let before = try MemoryProbe.residentBytes()
+        let start = ContinuousClock.now
+        let response = try await transport.send(try request(.get, "/zeros?n=\(size)"), context: TransportContext())
+        #expect(response.body.length == .known(Int64(size)))
+        var count = 0
+        var peak = before
+        var chunks = 0
+        for try await chunk in response.body {
+            count += chunk.count
+            chunks += 1
+            if chunks % 1024 == 0 { peak = max(peak, try MemoryProbe.residentBytes()) }
+        }
+        peak = max(peak, try MemoryProbe.residentBytes())
+        print(
+            "1 GiB download: \(count) bytes in \(ContinuousClock.now - start); RSS before \(before / 1024) KiB, "
+                + "peak \(peak / 1024) KiB, growth \((peak - before) / 1024) KiB"
+        )
+        #expect(count == size)
+        // RSS is shared with every test running in parallel: only a body held whole would reach this.
+        #expect(peak - before < 512 * 1024 * 1024)
+    }
+
+    @Test func cancellingTheReaderMidBodyCancelsPromptly() async throws {
+        defer { server.stop() }
+        let response = try await transport.send(try request(.get, "/stall?n=1024"), context: TransportContext())
+        let (firstChunk, signal) = AsyncStream<Void>.makeStream()
+        let body = response.body
+        let reader = Task {
+            var iterator = body.makeAsyncIterator()
+            _ = try await iterator.next()
+            signal.yield()
+            while try await iterator.next() != nil {}
+        }
+        for await _ in firstChunk { break }
+        let start = ContinuousClock.now
+        reader.cancel()
+        let result = await reader.result
+        let elapsed = ContinuousClock.now - start
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(elapsed < .milliseconds(500))
+    }
+
+    @Test func cancellingBeforeTheHeadCancelsPromptly() async throws {
+        defer { server.stop() }
+        let sent = try request(.get, "/stall-head")
+        let transport = transport
+        let (started, signal) = AsyncStream<Void>.makeStream()
+        let call = Task {
+            signal.yield()
+            return try await transport.send(sent, context: TransportContext())
+        }
+        for await _ in started { break }
+        let start = ContinuousClock.now
+        call.cancel()
+        let result = await call.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(ContinuousClock.now - start < .milliseconds(500))
+    }
+
+    @Test func theDeadlineFailsWithTimedOut() async throws {
+        defer { server.stop() }
+        let context = TransportContext(deadline: .now + .milliseconds(300))
+        let start = ContinuousClock.now
+        let error = await #expect(throws: CourierError.self) {
+            try await transport.send(try request(.get, "/stall-head"), context: context)
+        }
+        #expect(error?.code == .timedOut)
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    @Test func aGzipBombFailsWithTheDecompressionLimitAndBoundedMemory() async throws {
+        defer { server.stop() }
+        let before = try MemoryProbe.residentBytes()
+        let response = try await transport.send(try request(.get, "/gzip-bomb"), context: TransportContext())
+        #expect(response.body.length == .unknown)
+        var count = 0
+        let error = await #expect(throws: CourierError.self) {
+            for try await chunk in response.body { count += chunk.count }
+        }
+        let peak = try MemoryProbe.residentBytes()
+        print("gzip bomb: failed after \(count) decoded bytes; RSS growth \((peak - before) / 1024) KiB")
+        #expect(error?.code == .decompressionLimit)
+        let compressed = Int(response.head.headerFields[.contentLength] ?? "") ?? 0
+        #expect(count <= compressed * 100)
+    }
+
+    @Test func conflictingContentLengthsAreRejected() async throws {
+        defer { server.stop() }
+        let error = await #expect(throws: CourierError.self) {
+            try await transport.send(try request(.get, "/duplicate-length"), context: TransportContext())
+        }
+        #expect(error?.code == .malformedResponse)
+        #expect(error?.message?.contains("Content-Length") == true)
+    }
+
+    @Test func aTruncatedBodyIsAnError() async throws {
+        defer { server.stop() }
+        let response = try await transport.send(try request(.get, "/truncated"), context: TransportContext())
+        let error = await #expect(throws: CourierError.self) {
+            _ = try await response.body.collect(upTo: 1024)
+        }
+        #expect(error?.code == .connectionFailed)
+        #expect(error?.message?.contains("truncated") == true)
+        #expect(error?.underlyingError is URLError)
+    }
+
+    @Test func aRefusedConnectionIsConnectionFailed() async throws {
+        defer { server.stop() }
+        let port = try MemoryProbe.unusedPort()
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/"))
+        let error = await #expect(throws: CourierError.self) {
+            try await transport.send(
+                OutgoingRequest(head: HTTPRequest(method: .get, url: url)), context: TransportContext())
+        }
+        #expect(error?.code == .connectionFailed)
+        #expect(error?.stage == .transport)
+        #expect((error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
+    }
+}

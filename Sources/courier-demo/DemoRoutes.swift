@@ -8,6 +8,28 @@ enum DemoRoutes {
             .json(#"{"code":403,"reason":"Invalid Token."}"#, status: 403)
         }
         server.register("GET", "/api/empty") { _ in TestServerResponse(status: 200) }
+        let tokens = TokenDesk()
+        server.register("POST", "/oauth/token") { request in
+            let form = String(decoding: request.body, as: UTF8.self)
+            guard form.contains("grant_type=refresh_token"), form.contains("refresh_token=refresh-1") else {
+                return .json(#"{"error":"invalid_grant"}"#, status: 400)
+            }
+            let number = await tokens.issue()
+            return .json(
+                #"{"access_token":"access-\#(number)","refresh_token":"refresh-1","expires_in":3600,"token_type":"Bearer"}"#
+            )
+        }
+        server.register("GET", "/api/me") { request in
+            guard let authorization = request.header("Authorization"), await tokens.isCurrent(authorization) else {
+                return TestServerResponse(
+                    status: 401,
+                    headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)],
+                    body: Array(#"{"code":401,"reason":"Token expired."}"#.utf8)
+                )
+            }
+            return .json(#"{"name":"Ada","email":"ada@example.com"}"#)
+        }
+        server.register("GET", "/api/refreshes") { _ in .text("\(await tokens.issued)") }
         let flaky = FlakyCounter()
         server.register("GET", "/flaky") { _ in
             await flaky.next() % 2 == 1
@@ -23,5 +45,19 @@ actor FlakyCounter {
     func next() -> Int {
         count += 1
         return count
+    }
+}
+
+/// The demo's token endpoint: issues `access-N` tokens; only the newest is accepted.
+actor TokenDesk {
+    private(set) var issued = 0
+
+    func issue() -> Int {
+        issued += 1
+        return issued
+    }
+
+    func isCurrent(_ authorization: String) -> Bool {
+        issued > 0 && authorization == "Bearer access-\(issued)"
     }
 }

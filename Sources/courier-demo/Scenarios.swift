@@ -53,6 +53,17 @@ struct GetProfile: Request {
     var decisions: [any Decision] { [.validateStatus(decoding: APIError.self)] }
 }
 
+struct GetMe: Request {
+    typealias Response = Profile
+    var path: String { "/api/me" }
+    var authentication: AuthenticationRequirement { .required }
+}
+
+struct GetRefreshCount: Request {
+    typealias Response = String
+    var path: String { "/api/refreshes" }
+}
+
 struct GetFlaky: Request {
     typealias Response = String
     var path: String { "/flaky" }
@@ -97,7 +108,7 @@ struct Upload: Request {
 }
 
 enum Scenarios {
-    static let all: [Scenario] = [basics, apiError, retry, emptyBody, environments, mock, transfers]
+    static let all: [Scenario] = [basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, transfers]
 
     static let basics = Scenario(
         number: 1,
@@ -130,6 +141,32 @@ enum Scenarios {
             return check(apiError?.code == 403, "decoded APIError(code: 403)", terminal: demo.terminal)
                 & check(sentence == "Invalid Token.", "the sentence is the server's reason", terminal: demo.terminal)
         }
+    }
+
+    static let tokenRefresh = Scenario(
+        number: 3,
+        title: "Token refresh: an expired token, ten concurrent calls, one refresh",
+        runsAgainstExternalTarget: false
+    ) { demo in
+        let plain = demo.client()
+        let authenticator = Authenticator(
+            refresher: OAuth2RefreshTokenRefresher(client: plain, path: "/oauth/token", clientID: "courier-demo")
+        )
+        _ = try await authenticator.signIn(Credential(accessToken: "access-expired", refreshToken: "refresh-1"))
+        let client = demo.client { $0.authenticate(with: authenticator) }
+        let profiles = try await withThrowingTaskGroup(of: Profile.self) { group in
+            for _ in 0..<10 { group.addTask { try await client.send(GetMe()) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let refreshes = try await plain.send(GetRefreshCount())
+        return check(
+            profiles.count == 10 && profiles.allSatisfy { $0.name == "Ada" },
+            "ten concurrent calls with an expired token all succeeded",
+            terminal: demo.terminal
+        )
+            & check(
+                refreshes == "1", "they shared one refresh (token endpoint calls: \(refreshes))",
+                terminal: demo.terminal)
     }
 
     static let retry = Scenario(

@@ -28,6 +28,48 @@ struct ReadmeSampleTests {
     }
     // readme-sample:end
 
+    func authSample(plainClient: Client, credentialsURL: URL, access: String, refresh: String, expiry: Date)
+        async throws -> Client
+    {
+        // readme-auth:begin
+        let authenticator = Authenticator(
+            store: FileCredentialStore(url: credentialsURL),  // or InMemoryCredentialStore(), KeychainCredentialStore
+            refresher: OAuth2RefreshTokenRefresher(client: plainClient, path: "/oauth/token", clientID: "my-app")
+        )
+        try await authenticator.signIn(Credential(accessToken: access, refreshToken: refresh, expiresAt: expiry))
+        let client = plainClient.configured { $0.authenticate(with: authenticator) }  // adapter + refresh decision
+        // readme-auth:end
+        return client
+    }
+
+    @Test("the README's authentication sample compiles, matches, and signs requests")
+    func authSampleRuns() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/me") { request in .text(request.head.headerFields[.authorization] ?? "none") }
+        let plain = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: mock)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-readme-\(UUID()).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let client = try await authSample(
+            plainClient: plain,
+            credentialsURL: file,
+            access: "a1",
+            refresh: "r1",
+            expiry: Date().addingTimeInterval(3600)
+        )
+        #expect(try await client.send(Probe(path: "/me")) == "Bearer a1")
+
+        let testFile = URL(fileURLWithPath: #filePath)
+        let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: testFile, encoding: .utf8)
+        let readmeLines = try Self.lines(
+            between: "<!-- readme-auth:begin -->", and: "<!-- readme-auth:end -->", in: readme
+        )
+        .filter { !$0.hasPrefix("```") }
+        let sourceLines = try Self.lines(between: "// readme-auth:begin", and: "// readme-auth:end", in: source)
+        #expect(readmeLines == sourceLines)
+    }
+
     @Test("the README sample compiles and behaves as its comments say")
     func sampleRuns() async throws {
         let (value, task) = try await sample()

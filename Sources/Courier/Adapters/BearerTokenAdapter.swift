@@ -34,16 +34,7 @@ public struct BearerTokenAdapter: RequestAdapter {
 
     /// Attaches the token when the request's origin is trusted.
     public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-        guard context.authentication != .none else { return request }
-        let trusted = origins ?? Set(context.knownServers.compactMap(\.origin))
-        guard let origin = request.origin, trusted.contains(origin) else {
-            if context.authentication == .required {
-                throw CourierError(
-                    code: .missingCredential,
-                    stage: .adapt,
-                    message: "the request's origin is not one the credential may be sent to"
-                )
-            }
+        guard try CredentialOrigins.allowCredential(on: request, origins: origins, context: context) else {
             return request
         }
         guard let token = try await token(), !token.isEmpty else {

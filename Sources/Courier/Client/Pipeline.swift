@@ -135,18 +135,9 @@ struct Pipeline<R: Request>: Sendable {
                         })
                         .first
                 else { throw error }
-                let recoveryContext = DecisionContext(
-                    request: outgoing.head,
-                    canResendBody: outgoing.body?.isReplayable ?? true,
-                    attempt: attempt,
-                    restarts: restarts,
-                    decisions: decisions,
-                    index: index,
-                    deadline: deadline,
-                    clock: configuration.clock,
-                    jsonDecoder: configuration.jsonDecoder,
-                    logger: configuration.logger
-                )
+                let recoveryContext = decisionContext(
+                    for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
+                    deadline: deadline)
                 guard case .restart(let next, _)? = try await recovering.recover(from: error, context: recoveryContext)
                 else { throw error }
                 state.withLock { $0.trace.record(.decision, recovering.name, .restarted, attempt: attempt) }
@@ -162,18 +153,9 @@ struct Pipeline<R: Request>: Sendable {
             var restartWith: [any Decision]?
             decide: while index < decisions.count {
                 let decision = decisions[index]
-                let decisionContext = DecisionContext(
-                    request: outgoing.head,
-                    canResendBody: outgoing.body?.isReplayable ?? true,
-                    attempt: attempt,
-                    restarts: restarts,
-                    decisions: decisions,
-                    index: index,
-                    deadline: deadline,
-                    clock: configuration.clock,
-                    jsonDecoder: configuration.jsonDecoder,
-                    logger: configuration.logger
-                )
+                let decisionContext = decisionContext(
+                    for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
+                    deadline: deadline)
                 guard decision.shouldApply(to: received, context: decisionContext) else {
                     index += 1
                     continue
@@ -300,6 +282,29 @@ struct Pipeline<R: Request>: Sendable {
         try RequestValidator.validate(&outgoing, cleartextPolicy: configuration.cleartextPolicy)
         state.withLock { $0.request = outgoing.head }
         return outgoing
+    }
+
+    /// What decisions at `index` of `decisions` know about this attempt.
+    private func decisionContext(
+        for outgoing: OutgoingRequest,
+        attempt: Int,
+        restarts: Int,
+        decisions: [any Decision],
+        index: Int,
+        deadline: ContinuousClock.Instant?
+    ) -> DecisionContext {
+        DecisionContext(
+            request: outgoing.head,
+            canResendBody: outgoing.body?.isReplayable ?? true,
+            attempt: attempt,
+            restarts: restarts,
+            decisions: decisions,
+            index: index,
+            deadline: deadline,
+            clock: configuration.clock,
+            jsonDecoder: configuration.jsonDecoder,
+            logger: configuration.logger
+        )
     }
 
     /// Reads the body into memory within `limit`; HEAD, 1xx, 204 and 304 responses have none.

@@ -39,7 +39,7 @@ final class ResponseTask: Sendable {
         var lastProgress = ContinuousClock.now
     }
 
-    private let state = LockedState(State())
+    private let state = LockedBox(State())
     private let limits: Limits
     private let control: DispatchQueue
     private let method: HTTPRequest.Method

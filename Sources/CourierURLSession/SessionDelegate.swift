@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -9,7 +10,7 @@ import Foundation
 /// It refuses every redirect, so the 3xx response itself reaches Courier, whose decisions follow redirects the
 /// same way on every transport (stripping credentials on a change of origin, which URLSession on Linux does not).
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let tasks = LockedState([Int: ResponseTask]())
+    private let tasks = LockedBox([Int: ResponseTask]())
 
     func register(_ responseTask: ResponseTask, for task: URLSessionTask) {
         tasks.withLock { $0[task.taskIdentifier] = responseTask }

@@ -148,7 +148,7 @@ public final class URLSessionTransport: Transport {
         var urlRequest = try Self.makeURLRequest(request.head, deadline: context.deadline)
         var cancelUpload: (@Sendable () -> Void)?
         var pump: (@Sendable (ResponseTask) async -> Void)?
-        let pumpTask = LockedState<Task<Void, Never>?>(nil)
+        let pumpTask = LockedBox<Task<Void, Never>?>(nil)
         if let body = request.body {
             if let bytes = body.bufferedBytes {
                 urlRequest.httpBody = Data(bytes)

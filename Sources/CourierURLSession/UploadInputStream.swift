@@ -129,7 +129,7 @@ import Foundation
     /// queue until `hasBytesAvailable` is `false` or a read returns 0 (the end) or -1 (abort).
     final class UploadInputStream: InputStream {
         private let pipe: UploadPipe
-        private let status = LockedState(Stream.Status.notOpen)
+        private let status = LockedBox(Stream.Status.notOpen)
 
         init(pipe: UploadPipe) {
             self.pipe = pipe

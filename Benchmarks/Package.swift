@@ -8,6 +8,8 @@ let package = Package(
     dependencies: [
         .package(name: "Courier", path: ".."),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .executableTarget(
@@ -20,6 +22,19 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        )
+        ),
+        .executableTarget(
+            name: "courier-loopback",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierAsyncHTTPClient", package: "Courier"),
+                .product(name: "CourierTestServer", package: "Courier"),
+                .product(name: "CourierURLSession", package: "Courier"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )

@@ -20,6 +20,8 @@ public struct Client: Sendable {
     public let transport: any Transport
     /// Coders, adapters, decisions, limits and logging.
     public let configuration: Configuration
+    /// Each server's base URL, checked and taken apart once (or why it is unusable).
+    let bases: [Environment: Result<RequestResolver.Base, CourierError>]
 
     /// Creates a client for one server.
     ///
@@ -49,6 +51,11 @@ public struct Client: Sendable {
         var byEnvironment: [Environment: Server] = [:]
         for server in servers { byEnvironment[server.environment] = server }
         self.servers = byEnvironment
+        self.bases = byEnvironment.mapValues { server in
+            Result { try RequestResolver.base(of: server) }.mapError { error in
+                error as? CourierError ?? CourierError(code: .invalidURL, stage: .resolve, message: "\(error)")
+            }
+        }
         self.environment = environment
         self.transport = transport
         self.configuration = configuration
@@ -103,18 +110,18 @@ public struct Client: Sendable {
         return RequestTask(task)
     }
 
-    /// The server a request goes to: its own, else its environment's, else the client's.
-    func server(for request: some Request) throws -> Server {
-        if let server = request.server { return server }
+    /// The server a request goes to (its own, else its environment's, else the client's), with its resolved base.
+    func server(for request: some Request) throws -> (Server, RequestResolver.Base) {
+        if let server = request.server { return (server, try RequestResolver.base(of: server)) }
         let environment = request.environment ?? environment
-        guard let server = servers[environment] else {
+        guard let server = servers[environment], let base = bases[environment] else {
             throw CourierError(
                 code: .invalidURL,
                 stage: .resolve,
                 message: "the client has no server for the environment '\(environment)'"
             )
         }
-        return server
+        return (server, try base.get())
     }
 }
 

@@ -7,12 +7,13 @@ struct Pipeline<R: Request>: Sendable {
     let client: Client
     let request: R
     let progress: (@Sendable (TransferProgress) -> Void)?
-    private var configuration: Client.Configuration { client.configuration }
+    private let configuration: Client.Configuration
 
     init(client: Client, request: R, progress: (@Sendable (TransferProgress) -> Void)? = nil) {
         self.client = client
         self.request = request
         self.progress = progress
+        self.configuration = client.configuration
     }
 
     /// Runs the call under the request's (or client's) deadline, then logs its one line.
@@ -71,7 +72,7 @@ struct Pipeline<R: Request>: Sendable {
         var credentialsStripped = false
         var attempt = 0
         var restarts = 0
-        let server = try client.server(for: request)
+        let (server, base) = try client.server(for: request)
         let limit = request.maxResponseBodySize ?? configuration.maxResponseBodySize
         let streamingParser = request.parser as? any StreamingResponseParser<R.Response>
         while true {
@@ -81,6 +82,7 @@ struct Pipeline<R: Request>: Sendable {
 
             var outgoing = try await prepare(
                 server: server,
+                base: base,
                 attempt: attempt,
                 redirection: redirection,
                 stripsCredentials: credentialsStripped,
@@ -232,6 +234,7 @@ struct Pipeline<R: Request>: Sendable {
     /// Resolve, adapt and validate: the request as it goes on the wire.
     private func prepare(
         server: Server,
+        base: RequestResolver.Base,
         attempt: Int,
         redirection: Redirection?,
         stripsCredentials: Bool,
@@ -242,7 +245,7 @@ struct Pipeline<R: Request>: Sendable {
         if let redirection {
             outgoing = try RequestResolver.resolve(redirection.url, serverHeadersFrom: server)
         } else {
-            outgoing = try RequestResolver.resolve(path: request.path, on: server)
+            outgoing = RequestResolver.resolve(path: request.path, on: base)
         }
         state.withLock { $0.request = outgoing.head }
 

@@ -3,7 +3,16 @@ import HTTPTypes
 
 /// Step 1 of the pipeline: the server's base URL and the request's path become the request head.
 enum RequestResolver {
-    static func resolve(path: String, on server: Server) throws -> OutgoingRequest {
+    /// A server's base URL taken apart once: what every request to it starts from.
+    struct Base: Sendable {
+        let scheme: String
+        let authority: String
+        let path: String
+        let headers: HTTPFields
+    }
+
+    /// Checks and takes apart `server`'s base URL (the client does this once per server).
+    static func base(of server: Server) throws -> Base {
         guard let components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false) else {
             throw invalid("the base URL of the \(server.environment) server cannot be parsed")
         }
@@ -25,15 +34,24 @@ enum RequestResolver {
         if let port = components.port {
             authority += ":\(port)"
         }
-
         var basePath = components.percentEncodedPath
         while basePath.hasSuffix("/") { basePath.removeLast() }
+        var headers = HTTPFields()
+        try HeaderValidation.apply(server.headers, to: &headers)
+        return Base(scheme: scheme, authority: authority, path: basePath, headers: headers)
+    }
+
+    /// The request head for `path` on a resolved base.
+    static func resolve(path: String, on base: Base) -> OutgoingRequest {
         var requestPath = PercentEncoding.encodePath(path)
         if !requestPath.hasPrefix("/") { requestPath = "/" + requestPath }
-        let fullPath = basePath + requestPath
-
-        var head = HTTPRequest(method: .get, scheme: scheme, authority: authority, path: fullPath)
-        try HeaderValidation.apply(server.headers, to: &head.headerFields)
+        let head = HTTPRequest(
+            method: .get,
+            scheme: base.scheme,
+            authority: base.authority,
+            path: base.path + requestPath,
+            headerFields: base.headers
+        )
         return OutgoingRequest(head: head)
     }
 

@@ -1,0 +1,192 @@
+import AsyncHTTPClient
+import Courier
+import CourierAsyncHTTPClient
+import CourierURLSession
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The four clients the harness compares, in two pairs: each Courier client against the raw transport it drives.
+enum ClientKind: String, CaseIterable, Sendable, Hashable {
+    /// Courier's full default pipeline on ``CourierAsyncHTTPClient/AsyncHTTPClientTransport``.
+    case courierAHC = "courier-ahc"
+    /// AsyncHTTPClient's `HTTPClient` with the transport's pool settings, decoding with `JSONDecoder`.
+    case rawAHC = "raw-ahc"
+    /// Courier's full default pipeline on ``CourierURLSession/URLSessionTransport``.
+    case courierURLSession = "courier-urlsession"
+    /// An ephemeral `URLSession`, `dataTask` with a completion handler wrapped in a continuation.
+    case rawURLSession = "raw-urlsession"
+
+    /// The raw client a Courier client is compared with; `nil` for the raw clients themselves.
+    var baseline: ClientKind? {
+        switch self {
+        case .courierAHC: .rawAHC
+        case .courierURLSession: .rawURLSession
+        case .rawAHC, .rawURLSession: nil
+        }
+    }
+}
+
+/// One client under test: sends `GET /tiny` and, when asked, decodes the body.
+protocol LoopbackClient: Sendable {
+    /// Sends one request and reads the whole body; decodes it as ``TinyPayload`` when `decode` is `true`.
+    ///
+    /// - Throws: The client's own error, or ``LoopbackError/unexpectedStatus(_:)`` for a status other than 200.
+    func fetch(decode: Bool) async throws
+
+    /// Releases the client's connections; the client is not used afterwards.
+    func shutdown() async
+}
+
+/// A failure the raw clients report themselves (Courier reports its own ``Courier/CourierError``).
+enum LoopbackError: Error, CustomStringConvertible {
+    /// The server answered with this status instead of 200.
+    case unexpectedStatus(Int)
+
+    var description: String {
+        switch self {
+        case .unexpectedStatus(let status): "unexpected status \(status)"
+        }
+    }
+}
+
+/// The ~100-byte JSON body the `/tiny` route returns, and what the decoding cells decode it into.
+struct TinyPayload: Decodable, Sendable {
+    /// A nested object, so decoding is not a single flat container.
+    struct Owner: Decodable, Sendable {
+        let login: String
+        let id: Int
+    }
+
+    /// The body `/tiny` answers with, verbatim.
+    static let json =
+        #"{"id":42,"name":"courier","active":true,"score":0.75,"tags":["http","swift"],"#
+        + #""owner":{"login":"octocat","id":1}}"#
+
+    let id: Int
+    let name: String
+    let active: Bool
+    let score: Double
+    let tags: [String]
+    let owner: Owner
+}
+
+/// `GET /tiny`, body returned as `Data` (Courier's `DataParser`): the "no decode" cells.
+struct TinyDataRequest: Request {
+    typealias Response = Data
+    var path: String { "/tiny" }
+}
+
+/// `GET /tiny`, decoded as ``TinyPayload`` with the client's `JSONDecoder` (Courier's `JSONParser`).
+struct TinyDecodedRequest: Request {
+    typealias Response = TinyPayload
+    var path: String { "/tiny" }
+}
+
+/// Courier's ``Courier/Client`` with its default configuration: user agent, redirects, retries, status validation.
+struct CourierLoopbackClient: LoopbackClient {
+    let client: Client
+
+    func fetch(decode: Bool) async throws {
+        if decode {
+            _ = try await client.send(TinyDecodedRequest())
+        } else {
+            _ = try await client.send(TinyDataRequest())
+        }
+    }
+
+    func shutdown() async {}
+}
+
+/// AsyncHTTPClient used directly, configured as ``CourierAsyncHTTPClient/AsyncHTTPClientTransport`` configures
+/// its own `HTTPClient` (pool size, idle timeout, redirects off, decompression limited to a ratio of 100).
+struct RawAHCLoopbackClient: LoopbackClient {
+    let http: HTTPClient
+    let url: String
+    let decoder = JSONDecoder()
+
+    init(url: URL, connections: Int) {
+        var pool = HTTPClient.Configuration.ConnectionPool(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: connections
+        )
+        pool.retryConnectionEstablishment = true
+        let configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(10), read: nil),
+            connectionPool: pool,
+            decompression: .enabled(limit: .ratio(100))
+        )
+        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.url = url.absoluteString
+    }
+
+    func fetch(decode: Bool) async throws {
+        let response = try await http.execute(HTTPClientRequest(url: url), deadline: .distantFuture)
+        let body = try await response.body.collect(upTo: Client.Configuration.defaultMaxResponseBodySize)
+        guard response.status == .ok else { throw LoopbackError.unexpectedStatus(Int(response.status.code)) }
+        if decode {
+            _ = try decoder.decode(TinyPayload.self, from: body)
+        }
+    }
+
+    func shutdown() async {
+        try? await http.shutdown()
+    }
+}
+
+/// An ephemeral `URLSession` used the way most code uses `URLSession.shared`: one `dataTask` per request.
+struct RawURLSessionLoopbackClient: LoopbackClient {
+    let session = URLSession(configuration: .ephemeral)
+    let url: URL
+    let decoder = JSONDecoder()
+
+    func fetch(decode: Bool) async throws {
+        let request = URLRequest(url: url)
+        let data: Data = try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: request) { data, response, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
+                    continuation.resume(throwing: LoopbackError.unexpectedStatus(status))
+                } else {
+                    continuation.resume(returning: data ?? Data())
+                }
+            }
+            task.resume()
+        }
+        if decode {
+            _ = try decoder.decode(TinyPayload.self, from: data)
+        }
+    }
+
+    func shutdown() async {
+        session.invalidateAndCancel()
+    }
+}
+
+/// Creates the client of `kind` for the server at `baseURL`.
+///
+/// - Parameters:
+///   - kind: Which client.
+///   - baseURL: The server; requests go to `/tiny` under it.
+///   - connections: Connections per host for the AsyncHTTPClient clients.
+/// - Returns: A client ready to send.
+func makeClient(_ kind: ClientKind, baseURL: URL, connections: Int) -> any LoopbackClient {
+    let tinyURL = baseURL.appendingPathComponent("tiny")
+    switch kind {
+    case .courierAHC:
+        let transport = AsyncHTTPClientTransport(configuration: .init(maxConnectionsPerHost: connections))
+        return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: transport))
+    case .rawAHC:
+        return RawAHCLoopbackClient(url: tinyURL, connections: connections)
+    case .courierURLSession:
+        return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: URLSessionTransport()))
+    case .rawURLSession:
+        return RawURLSessionLoopbackClient(url: tinyURL)
+    }
+}

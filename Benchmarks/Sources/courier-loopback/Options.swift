@@ -1,0 +1,137 @@
+import Foundation
+
+/// What the command line asked for: which mode to run and how long to measure.
+///
+/// Every value has a default, so `courier-loopback` alone runs the full matrix against an in-process server.
+/// A value that does not parse is reported with ``OptionsError`` rather than silently replaced.
+struct Options: Sendable {
+    /// Where the server runs.
+    enum ServerMode: Sendable, Equatable {
+        /// In this process, on the same NIO event loops and cooperative threads as the clients.
+        case inProcess
+        /// In a child process (this executable with `--serve`), so client and server CPU can be told apart.
+        case childProcess
+        /// An external server at this URL; it must answer `GET /tiny` with the tiny JSON body.
+        case external(URL)
+    }
+
+    /// Seconds measured per cell (one client × concurrency × decode).
+    var seconds: Double = 3
+    /// Seconds of unmeasured traffic before each cell.
+    var warmup: Double = 0.5
+    /// How many times the interleaved matrix is repeated; medians are taken over rounds.
+    var rounds: Int = 3
+    /// The concurrency levels measured.
+    var concurrencies: [Int] = [1, 64]
+    /// The clients measured, by ``ClientKind/rawValue``; all four by default.
+    var clients: [ClientKind] = ClientKind.allCases
+    /// Where the server runs.
+    var server: ServerMode = .inProcess
+    /// Connections per host for both AsyncHTTPClient clients.
+    var connections: Int = 64
+    /// When set, run the scale test with this many requests in flight instead of the matrix.
+    var scale: Int?
+    /// The client the scale test drives: Courier on AsyncHTTPClient by default, or raw AsyncHTTPClient to compare.
+    var scaleClient: ClientKind = .courierAHC
+    /// The delay, in seconds, of each scale-test request (`/delay/{delay}`).
+    var delay: Double = 0.1
+    /// When `true`, only serve: start the embedded server, print its URL, and run until stdin closes.
+    var serveOnly = false
+    /// The port for `--serve`; `0` picks a free one.
+    var port: Int = 0
+
+    /// The usage text printed by `--help` and after a bad option.
+    static let usage = """
+        usage: courier-loopback [options]
+          --seconds S         seconds measured per cell (default 3)
+          --warmup S          unmeasured seconds before each cell (default 0.5)
+          --rounds N          interleaved repetitions; medians are reported (default 3)
+          --concurrency A,B   concurrency levels (default 1,64)
+          --clients LIST      any of courier-ahc,raw-ahc,courier-urlsession,raw-urlsession (default all)
+          --connections N     connections per host for both AsyncHTTPClient clients (default 64)
+          --server-process    run the embedded server in a child process, so client CPU excludes it
+          --url URL           use an external server; it must answer GET /tiny (see --serve)
+          --scale N           instead of the matrix: N requests at once (see --scale-client)
+          --delay S           seconds each scale request waits on the server (default 0.1)
+          --scale-client K    courier-ahc (default) or raw-ahc, to compare the memory per request
+          --serve             only run the embedded server (with /tiny) and print its URL
+          --port P            the port for --serve (default: any free port)
+        """
+
+    /// Parses `arguments` (without the executable's name).
+    ///
+    /// - Throws: ``OptionsError`` for an unknown option, a missing value or a value out of range.
+    init(arguments: [String]) throws {
+        var remaining = arguments[...]
+        while let option = remaining.popFirst() {
+            func value() throws -> String {
+                guard let next = remaining.popFirst() else { throw OptionsError.missingValue(option) }
+                return next
+            }
+            switch option {
+            case "--seconds": seconds = try Self.positive(Double(try value()), option)
+            case "--warmup": warmup = try Self.nonNegative(Double(try value()), option)
+            case "--rounds": rounds = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--connections": connections = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--scale": scale = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--delay": delay = try Self.nonNegative(Double(try value()), option)
+            case "--port": port = Int(try Self.nonNegative(Int(try value()).map(Double.init), option))
+            case "--server-process": server = .childProcess
+            case "--scale-client":
+                guard let kind = ClientKind(rawValue: try value()), kind == .courierAHC || kind == .rawAHC else {
+                    throw OptionsError.invalidValue(option)
+                }
+                scaleClient = kind
+            case "--serve": serveOnly = true
+            case "--concurrency":
+                let levels = try value().split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+                let valid = levels.compactMap { $0 }.filter { $0 > 0 }
+                guard !valid.isEmpty, valid.count == levels.count else { throw OptionsError.invalidValue(option) }
+                concurrencies = valid
+            case "--clients":
+                let names = try value().split(separator: ",").map { String($0) }
+                let kinds = names.compactMap(ClientKind.init(rawValue:))
+                guard !kinds.isEmpty, kinds.count == names.count else { throw OptionsError.invalidValue(option) }
+                clients = kinds
+            case "--url":
+                let text = try value()
+                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil
+                else { throw OptionsError.invalidValue(option) }
+                server = .external(url)
+            case "--help", "-h": throw OptionsError.helpRequested
+            default: throw OptionsError.unknownOption(option)
+            }
+        }
+    }
+
+    private static func positive(_ value: Double?, _ option: String) throws -> Double {
+        guard let value, value > 0, value.isFinite else { throw OptionsError.invalidValue(option) }
+        return value
+    }
+
+    private static func nonNegative(_ value: Double?, _ option: String) throws -> Double {
+        guard let value, value >= 0, value.isFinite else { throw OptionsError.invalidValue(option) }
+        return value
+    }
+}
+
+/// Why the command line was not accepted.
+enum OptionsError: Error, CustomStringConvertible {
+    /// `--help` or `-h`: print the usage and exit successfully.
+    case helpRequested
+    /// An option this tool does not know.
+    case unknownOption(String)
+    /// An option given last, without its value.
+    case missingValue(String)
+    /// A value that does not parse or is out of range.
+    case invalidValue(String)
+
+    var description: String {
+        switch self {
+        case .helpRequested: "help requested"
+        case .unknownOption(let option): "unknown option \(option)"
+        case .missingValue(let option): "\(option) needs a value"
+        case .invalidValue(let option): "invalid value for \(option)"
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+/// Turns measurements into the printed report: a header saying what CPU and RSS include, the table of medians,
+/// and the Courier / raw ratios.
+enum Report {
+    /// The lines before any measurement: the machine, the server and what the CPU column includes.
+    static func header(_ options: Options, host: ServerHost) -> String {
+        let info = ProcessInfo.processInfo
+        var lines = [
+            "# courier-loopback",
+            "machine: \(info.activeProcessorCount) cores, \(info.operatingSystemVersionString)",
+            "server: \(host.baseURL.absoluteString)/tiny (\(TinyPayload.json.utf8.count)-byte JSON body)",
+        ]
+        switch options.server {
+        case .inProcess:
+            lines.append(
+                "CPU: this process, which also runs the embedded server on the same event loops and threads: "
+                    + "the server's share cannot be separated and is included (use --server-process to separate it)")
+            lines.append("RSS: this process, server included")
+        case .childProcess:
+            lines.append(
+                "CPU: clients only; the server runs in a child process, its CPU shown separately (10 ms ticks)")
+            lines.append("RSS: clients only")
+        case .external:
+            lines.append("CPU and RSS: clients only; the external server is not measured")
+        }
+        if options.scale == nil {
+            lines.append(
+                "cells: \(options.seconds) s each after \(options.warmup) s warm-up, \(options.rounds) rounds, "
+                    + "clients interleaved; medians over rounds; AHC pool \(options.connections) connections")
+        }
+        if !Probes.canResetPeak {
+            lines.append("peak RSS: lifetime peak of the process (cannot reset it per cell here)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One progress line for a finished cell.
+    static func progress(_ result: CellResult, rounds: Int) -> String {
+        "round \(result.round)/\(rounds) c=\(result.concurrency) \(result.decode ? "decode" : "no-decode") "
+            + "\(result.kind.rawValue): \(grouped(result.requestsPerSecond)) req/s, "
+            + "\(fixed(result.cpuPerRequest, 1)) µs CPU/req, \(result.errors) errors"
+    }
+
+    /// The table of medians over rounds, then the ratios.
+    static func matrix(_ results: [CellResult], options: Options) -> String {
+        let measuresServer = results.contains { $0.serverCPUPerRequest != nil }
+        var table = [
+            ["client", "conc", "decode", "req/s", "p50 µs", "p99 µs", "CPU µs/req"]
+                + (measuresServer ? ["server µs/req"] : []) + ["peak RSS MiB", "errors"]
+        ]
+        var firstErrors: [String] = []
+        for concurrency in options.concurrencies {
+            for decode in [false, true] {
+                for kind in options.clients {
+                    let cells = results.filter {
+                        $0.kind == kind && $0.concurrency == concurrency && $0.decode == decode
+                    }
+                    guard !cells.isEmpty else { continue }
+                    let server = cells.compactMap(\.serverCPUPerRequest)
+                    table.append(
+                        [
+                            kind.rawValue, "\(concurrency)", decode ? "JSON" : "none",
+                            grouped(median(cells.map(\.requestsPerSecond))),
+                            fixed(median(cells.map(\.p50)), 0), fixed(median(cells.map(\.p99)), 0),
+                            fixed(median(cells.map(\.cpuPerRequest)), 1),
+                        ] + (measuresServer ? [fixed(median(server), 1)] : []) + [
+                            fixed(Double(cells.map(\.peakRSSKiB).max() ?? 0) / 1024, 1),
+                            "\(cells.map(\.errors).reduce(0, +))",
+                        ])
+                    firstErrors += cells.compactMap { $0.firstError.map { "\(kind.rawValue): \($0)" } }.prefix(1)
+                }
+            }
+        }
+        var text = "\n## Medians over \(options.rounds) rounds\n" + render(table)
+        text += "\n\n## Ratios (Courier / raw, median of the per-round pairs; throughput ≥ 1 and CPU ≤ 1 is better)\n"
+        text += render(ratios(results, options: options))
+        if !firstErrors.isEmpty {
+            text += "\n\nfirst errors:\n" + firstErrors.map { "  " + $0 }.joined(separator: "\n")
+        }
+        return text
+    }
+
+    /// Courier-AHC / raw-AHC and Courier-URLSession / raw-URLSession, cell by cell, round by round.
+    private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
+        var table = [["pair", "conc", "decode", "req/s ratio", "CPU/req ratio", "CPU µs/req over raw"]]
+        for kind in options.clients {
+            guard let baseline = kind.baseline, options.clients.contains(baseline) else { continue }
+            for concurrency in options.concurrencies {
+                for decode in [false, true] {
+                    var throughput: [Double] = []
+                    var cpu: [Double] = []
+                    var extra: [Double] = []
+                    for round in 1...options.rounds {
+                        let pick = { (kind: ClientKind) in
+                            results.first {
+                                $0.kind == kind && $0.concurrency == concurrency && $0.decode == decode
+                                    && $0.round == round
+                            }
+                        }
+                        guard let courier = pick(kind), let raw = pick(baseline) else { continue }
+                        throughput.append(courier.requestsPerSecond / raw.requestsPerSecond)
+                        cpu.append(courier.cpuPerRequest / raw.cpuPerRequest)
+                        extra.append(courier.cpuPerRequest - raw.cpuPerRequest)
+                    }
+                    table.append([
+                        "\(kind.rawValue) / \(baseline.rawValue)", "\(concurrency)", decode ? "JSON" : "none",
+                        fixed(median(throughput), 3), fixed(median(cpu), 3), fixed(median(extra), 1),
+                    ])
+                }
+            }
+        }
+        return table
+    }
+
+    /// The scale test's result.
+    static func scale(_ result: ScaleResult, options: Options) -> String {
+        let grownKiB = max(0, result.peakRSSKiB - result.baselineRSSKiB)
+        let floor = Double(result.requests) / Double(options.connections) * options.delay
+        var lines = [
+            "\n## Scale: \(result.requests) requests at once, \(options.scaleClient.rawValue), GET /delay/\(options.delay)",
+            "all succeeded: \(result.succeeded == result.requests ? "yes" : "NO") "
+                + "(\(result.succeeded) of \(result.requests))",
+            "wall time: \(fixed(result.wallSeconds, 2)) s (floor with \(options.connections) connections: "
+                + "\(fixed(floor, 2)) s; the rest wait in AsyncHTTPClient's queue)",
+            "RSS: \(fixed(Double(result.baselineRSSKiB) / 1024, 1)) MiB before, "
+                + "\(fixed(Double(result.peakRSSKiB) / 1024, 1)) MiB peak",
+            "RSS per in-flight request: \(fixed(Double(grownKiB) * 1024 / Double(max(1, result.requests)), 0)) bytes",
+        ]
+        if let error = result.firstError {
+            lines.append("first error: \(error)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The median (mean of the middle two for an even count); NaN when empty.
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.filter { !$0.isNaN }.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let middle = sorted.count / 2
+        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+    }
+
+    /// A Markdown table with padded columns.
+    private static func render(_ rows: [[String]]) -> String {
+        let widths = (0..<(rows.first?.count ?? 0)).map { column in
+            rows.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
+        }
+        func line(_ row: [String]) -> String {
+            "| "
+                + row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                .joined(separator: " | ") + " |"
+        }
+        guard let head = rows.first else { return "" }
+        let rule = "|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|"
+        return ([line(head), rule] + rows.dropFirst().map(line)).joined(separator: "\n")
+    }
+
+    private static func fixed(_ value: Double, _ digits: Int) -> String {
+        value.isFinite ? String(format: "%.\(digits)f", value) : "—"
+    }
+
+    private static func grouped(_ value: Double) -> String {
+        guard value.isFinite else { return "—" }
+        let digits = String(Int(value.rounded()))
+        var result = ""
+        for (index, character) in digits.reversed().enumerated() {
+            if index > 0, index.isMultiple(of: 3) { result.append(",") }
+            result.append(character)
+        }
+        return String(result.reversed())
+    }
+}

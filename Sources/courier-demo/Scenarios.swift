@@ -99,12 +99,16 @@ struct Download: Request {
     var parser: any ResponseParser<DownloadedFile> { DownloadParser(destination: destination) }
 }
 
+/// A multipart upload: a field and a file streamed from disk.
 struct Upload: Request {
-    typealias Response = Data
+    struct Response: Decodable, Sendable {
+        let form: [String: String]
+        let files: [String: String]
+    }
     let file: URL
-    let path: String
     var method: HTTPRequest.Method { .post }
-    var body: RequestBody? { try? .file(file) }
+    var path: String { "/post" }
+    var body: RequestBody? { .multipart([.field(name: "title", value: "demo"), .file(name: "file", fileURL: file)]) }
 }
 
 enum Scenarios {
@@ -249,7 +253,7 @@ enum Scenarios {
 
     static let transfers = Scenario(
         number: 9,
-        title: "Upload a file and download a large body, with progress bars",
+        title: "Upload a multipart file and download a large body, with progress bars",
         runsAgainstExternalTarget: true
     ) { demo in
         let client = demo.client()
@@ -260,15 +264,20 @@ enum Scenarios {
             try? FileManager.default.removeItem(at: source)
             try? FileManager.default.removeItem(at: destination)
         }
-        let uploadSize = demo.isExternalTarget ? 512 * 1024 : 8 * 1024 * 1024
+        let uploadSize = demo.isExternalTarget ? 512 * 1024 : 2 * 1024 * 1024
         try Data(repeating: 0x2A, count: uploadSize).write(to: source)
-        let upload = client.transfer(Upload(file: source, path: demo.isExternalTarget ? "/anything" : "/upload"))
+        let upload = client.transfer(Upload(file: source))
         var printed = 0
         for await step in upload.progress where step.direction == .upload {
             demo.terminal.progress(
                 "upload  ", completed: step.completedBytes, total: step.totalBytes, lastPrinted: &printed)
         }
-        _ = try await upload.value
+        let echoed = try await upload.value
+        let uploaded = check(
+            echoed.form["title"] == "demo" && echoed.files["file"]?.count == uploadSize,
+            "the multipart form arrived: a field and a \(uploadSize)-byte file",
+            terminal: demo.terminal
+        )
 
         let downloadSize = demo.isExternalTarget ? 100 * 1024 : 64 * 1024 * 1024
         let download = client.transfer(Download(bytes: downloadSize, destination: destination))

@@ -202,7 +202,7 @@ struct FaultConformanceTests {
             let file: URL
             var method: HTTPRequest.Method { .post }
             var path: String { "/upload" }
-            var body: RequestBody? { try? .file(file) }
+            var body: RequestBody? { .file(file) }
         }
         try await withEmbedded(transport) { client, _ in
             let source = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID())")

@@ -30,7 +30,11 @@ public struct BodyEncodingAdapter: RequestAdapter {
             case .bytes(let bytes, let type):
                 request.body = bytes
                 contentType = type
+            case .deferred(let make):
+                return try await BodyEncodingAdapter(try make()).adapt(request, context: context)
             }
+        } catch let error as CourierError {
+            throw error
         } catch {
             throw CourierError(
                 code: .encodingFailed,

@@ -15,6 +15,8 @@ public struct RequestBody: Sendable {
         case json(any Encodable & Sendable, encoder: JSONEncoder?)
         case form(any Encodable & Sendable, encoder: URLEncodedFormEncoder?)
         case bytes(MessageBody, contentType: String?)
+        /// Built when the request is adapted (a file or multipart body), so a failure is a typed error then.
+        case deferred(@Sendable () throws -> RequestBody)
     }
 
     let kind: Kind

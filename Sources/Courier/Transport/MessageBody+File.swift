@@ -61,8 +61,9 @@ struct FileChunks: AsyncSequence, Sendable {
 extension RequestBody {
     /// A file streamed from disk, with its exact length, replayable.
     ///
-    /// - Throws: ``CourierError/Code/invalidBody`` when the file cannot be read.
-    public static func file(_ url: URL, contentType: String? = "application/octet-stream") throws -> RequestBody {
-        .stream(try MessageBody.file(at: url), contentType: contentType)
+    /// The file is opened when the request is adapted: a missing or unreadable file fails the call with
+    /// ``CourierError/Code/invalidBody`` (stage `.adapt`) before anything is sent.
+    public static func file(_ url: URL, contentType: String? = "application/octet-stream") -> RequestBody {
+        RequestBody(kind: .deferred { .stream(try MessageBody.file(at: url), contentType: contentType) })
     }
 }

@@ -19,7 +19,7 @@ struct TransferTests {
         let file: URL
         var method: HTTPRequest.Method { .put }
         var path: String { "/upload" }
-        var body: RequestBody? { try? .file(file) }
+        var body: RequestBody? { .file(file) }
     }
 
     static func temporaryURL(_ name: String = UUID().uuidString) -> URL {
@@ -78,9 +78,14 @@ struct TransferTests {
         #expect(sent[0].head.headerFields[.contentLength] == "200000")
     }
 
-    @Test("a missing file is a typed error before anything is sent")
+    @Test("a missing file is a typed error at the adapt stage, and nothing is sent")
     func missingFile() async throws {
-        #expect(throws: CourierError.self) { try RequestBody.file(Self.temporaryURL("missing")) }
+        let (client, mock) = Fixtures.client()
+        mock.stub(.put, "/upload", with: .text("stored"))
+        let error = await expectCourierError { try await client.send(Upload(file: Self.temporaryURL("missing"))) }
+        #expect(error?.code == .invalidBody)
+        #expect(error?.stage == .adapt)
+        #expect(mock.recordedRequests.isEmpty)
     }
 
     @Test("progress reports upload then download, ending at the totals")

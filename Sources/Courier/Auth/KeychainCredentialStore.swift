@@ -1,5 +1,5 @@
 #if canImport(Security)
-    public import Foundation
+    import Foundation
     import Security
 
     /// A ``CredentialStore`` that keeps the credential in the Keychain, as a generic password item identified by

@@ -16,7 +16,7 @@ public import Foundation
 /// created (mode 0700) when missing. A file that cannot be decoded fails ``load()`` with
 /// ``CourierError/Code/credentialStoreFailed``; the error never quotes the file's contents.
 ///
-/// On Apple platforms prefer ``KeychainCredentialStore``; this store suits Linux services and command-line tools.
+/// On Apple platforms prefer `KeychainCredentialStore` (Apple only); this store suits Linux services and command-line tools.
 ///
 /// ```swift
 /// let store = FileCredentialStore(url: URL(fileURLWithPath: "/var/lib/myapp/credential.json"))

@@ -9,7 +9,7 @@ public import Logging
 /// ``decide(_:context:)``:
 ///
 /// - ``DecisionAction/continue(with:)``: pass a (possibly changed) response to the next decision;
-/// - ``DecisionAction/restart(with:)``: run the call again from the adapters, with this list of decisions;
+/// - ``DecisionAction/restart(with:redirection:)``: run the call again from the adapters, with this list of decisions;
 /// - ``DecisionAction/fail(_:)``: end the call with an error;
 /// - ``DecisionAction/done(with:)``: skip the remaining decisions and parse this response.
 ///

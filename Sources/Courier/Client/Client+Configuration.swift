@@ -94,18 +94,47 @@ public enum CleartextPolicy: Hashable, Sendable {
 
     /// Whether `host` may be reached over `http`.
     public func allows(host: String) -> Bool {
-        let host = host.lowercased()
+        allows(host: host[...])
+    }
+
+    /// Whether `host` may be reached over `http`; checks the loopback case without allocating.
+    func allows(host: Substring) -> Bool {
         switch self {
         case .always: return true
         case .never: return false
         case .loopbackOnly: return Self.isLoopback(host)
-        case .hosts(let hosts): return Self.isLoopback(host) || hosts.contains { $0.lowercased() == host }
+        case .hosts(let hosts):
+            return Self.isLoopback(host) || hosts.contains { $0.lowercased() == host.lowercased() }
         }
     }
 
-    static func isLoopback(_ host: String) -> Bool {
-        if host == "localhost" || host == "::1" || host == "[::1]" || host.hasSuffix(".localhost") { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
-        return octets.count == 4 && octets.allSatisfy { $0 != nil } && octets.first == 127
+    static func isLoopback(_ host: Substring) -> Bool {
+        if isIPv4Loopback(host.utf8) { return true }
+        let host = host.lowercased()
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasSuffix(".localhost")
+    }
+
+    /// `127.a.b.c`, four decimal octets of at most 255 each.
+    private static func isIPv4Loopback(_ bytes: Substring.UTF8View) -> Bool {
+        var octets = 0
+        var value = 0
+        var digits = 0
+        var first = -1
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, octets < 3 else { return false }
+                if octets == 0 { first = value }
+                octets += 1
+                value = 0
+                digits = 0
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 3 {
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+                guard value <= 255 else { return false }
+            } else {
+                return false
+            }
+        }
+        return octets == 3 && digits > 0 && first == 127
     }
 }

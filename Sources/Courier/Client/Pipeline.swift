@@ -74,7 +74,7 @@ struct Pipeline<R: Request>: Sendable {
         var restarts = 0
         let (server, base) = try client.server(for: request)
         let limit = request.maxResponseBodySize ?? configuration.maxResponseBodySize
-        let streamingParser = request.parser as? any StreamingResponseParser<R.Response>
+        let streamingParser = request.parser.streamingParser
         while true {
             try Task.checkCancellation()
             attempt += 1

@@ -11,8 +11,13 @@ import HTTPTypes
 enum RequestValidator {
     static func validate(_ request: inout OutgoingRequest, cleartextPolicy: CleartextPolicy) throws {
         let head = request.head
-        guard let scheme = head.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw invalidURL("the scheme must be http or https")
+        let isCleartext: Bool
+        switch head.scheme {
+        case "https": isCleartext = false
+        case "http": isCleartext = true
+        case let scheme? where scheme.lowercased() == "https": isCleartext = false
+        case let scheme? where scheme.lowercased() == "http": isCleartext = true
+        default: throw invalidURL("the scheme must be http or https")
         }
         guard let authority = head.authority, !authority.isEmpty else {
             throw invalidURL("the request has no host")
@@ -20,7 +25,7 @@ enum RequestValidator {
         guard !authority.contains("@") else {
             throw invalidURL("the URL carries userinfo (user:password@); send credentials with an adapter instead")
         }
-        if scheme == "http" {
+        if isCleartext {
             let host = hostPart(of: authority)
             guard cleartextPolicy.allows(host: host) else {
                 throw invalidURL(
@@ -47,11 +52,11 @@ enum RequestValidator {
         }
     }
 
-    static func hostPart(of authority: String) -> String {
+    static func hostPart(of authority: String) -> Substring {
         if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
-            return String(authority[authority.index(after: authority.startIndex)..<end])
+            return authority[authority.index(after: authority.startIndex)..<end]
         }
-        return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
+        return authority[..<(authority.firstIndex(of: ":") ?? authority.endIndex)]
     }
 
     private static func invalidURL(_ message: String) -> CourierError {

@@ -13,6 +13,9 @@ public protocol StreamingResponseParser<Output>: ResponseParser {
 }
 
 extension StreamingResponseParser {
+    /// The parser itself.
+    public var streamingParser: (any StreamingResponseParser<Output>)? { self }
+
     /// Parses a body already in memory by streaming it.
     public func parse(_ response: ReceivedResponse, context: ParseContext) throws -> Output {
         throw CourierError(

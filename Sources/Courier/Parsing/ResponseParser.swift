@@ -12,6 +12,17 @@ public protocol ResponseParser<Output>: Sendable {
 
     /// Parses `response`.
     func parse(_ response: ReceivedResponse, context: ParseContext) throws -> Output
+
+    /// This parser, when it reads bodies as they arrive (a ``StreamingResponseParser``); `nil` otherwise.
+    ///
+    /// Both defaults are provided: the pipeline asks this instead of casting to a parameterized existential on
+    /// every call, which costs several microseconds at run time.
+    var streamingParser: (any StreamingResponseParser<Output>)? { get }
+}
+
+extension ResponseParser {
+    /// `nil`: the parser reads the whole body from memory.
+    public var streamingParser: (any StreamingResponseParser<Output>)? { nil }
 }
 
 /// What a parser knows about the call.

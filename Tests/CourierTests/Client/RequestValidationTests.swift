@@ -445,7 +445,8 @@ struct RequestValidationTests {
         arguments: [
             ("localhost", true), ("127.0.0.1", true), ("127.255.255.254", true), ("::1", true), ("[::1]", true),
             ("127.evil.com", false), ("127.0.0.1.evil.com", false), ("localhost.evil.com", false), ("127.0.0", false),
-            ("127.0.0.256", false), ("1.2.3.127", false), ("", false),
+            ("127.0.0.256", false), ("1.2.3.127", false), ("", false), ("LOCALHOST", true), ("app.localhost", true),
+            ("0127.0.0.1", false), ("127..0.1", false), ("127.0.0.1.", false), ("127.0.0.1:80", false),
         ])
     func loopbackCheck(host: String, allowed: Bool) {
         #expect(CleartextPolicy.loopbackOnly.allows(host: host) == allowed)

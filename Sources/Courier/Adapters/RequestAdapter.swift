@@ -46,6 +46,9 @@ public struct AdapterContext: Sendable {
     public var formEncoder: URLEncodedFormEncoder
     /// The client's logger.
     public var logger: Logger
+    /// The call this attempt belongs to, as in its ``CourierEvent/callID``; `nil` when the client has no
+    /// monitors. Adapters that work with a monitor (such as a tracing adapter) match events to attempts by it.
+    public var callID: CourierEvent.CallID?
 
     /// Creates an adapter context (for tests of a single adapter).
     public init(
@@ -56,7 +59,8 @@ public struct AdapterContext: Sendable {
         jsonEncoder: JSONEncoder = JSONEncoder(),
         queryEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
         formEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
-        logger: Logger = Client.Configuration.disabledLogger
+        logger: Logger = Client.Configuration.disabledLogger,
+        callID: CourierEvent.CallID? = nil
     ) {
         self.attempt = attempt
         self.server = server
@@ -66,6 +70,7 @@ public struct AdapterContext: Sendable {
         self.queryEncoder = queryEncoder
         self.formEncoder = formEncoder
         self.logger = logger
+        self.callID = callID
     }
 }
 

@@ -69,6 +69,7 @@ public struct RefreshTokenDecision: Decision {
             error.stage = .decide
             throw error
         }
+        context.events?.emit(.refreshed, attempt: context.attempt)
         let spent = RefreshTokenDecision(authenticator: authenticator, isSpent: true, rejectedWhen: rejectedWhen)
         return .restart(with: context.decisions(replacingCurrentWith: spent))
     }

@@ -3,6 +3,8 @@ import HTTPTypes
 
 /// What the pipeline knows about a call so far, for errors and the log line.
 struct CallRecord: Sendable {
+    init(events: CallEvents? = nil) { self.events = events }
+
     var stage: CourierError.Stage = .resolve
     var attempt = 0
     var request: HTTPRequest?
@@ -10,12 +12,41 @@ struct CallRecord: Sendable {
     var body: Data?
     var bodySize: Int?
     var trace = DecisionTrace()
+    /// The call's events for monitors, or `nil` when the client has none.
+    var events: CallEvents?
 
     mutating func begin(attempt: Int) {
         self.attempt = attempt
         response = nil
         body = nil
         bodySize = nil
+    }
+
+    /// Records a step in the trace and tells the monitors.
+    mutating func record(
+        _ kind: DecisionTrace.Step.Kind, _ name: String, _ outcome: DecisionTrace.Step.Outcome, attempt: Int
+    ) {
+        trace.record(kind, name, outcome, attempt: attempt)
+        events?.emit(
+            .decision(DecisionTrace.Step(kind: kind, name: name, outcome: outcome, attempt: attempt)), attempt: attempt)
+    }
+
+    /// Tells the monitors the call returned a value.
+    func emitFinished() {
+        guard let events else { return }
+        events.emit(
+            .finished(status: response?.status ?? .ok, duration: .now - events.start, bytes: bodySize),
+            attempt: attempt
+        )
+    }
+
+    /// Tells the monitors the call threw `error` (already finalized).
+    func emitFailed(_ error: any Error) {
+        guard let events else { return }
+        events.emit(
+            .failed(error: events.redacted(error), status: response?.status, duration: .now - events.start),
+            attempt: attempt
+        )
     }
 
     /// `error` as a ``CourierError`` filled with the call's request, response, body excerpt and trace.

@@ -42,6 +42,21 @@ extension Client {
         public var logger: Logger
         /// The clock decisions sleep on (retry backoff). Inject a test clock to make tests instant.
         public var clock: any Clock<Duration>
+        /// Monitors that receive a ``CourierEvent`` for each stage of every call, off the request path (see
+        /// ``EventMonitor``). Default: none, and then no events are built at all.
+        public var monitors: [any EventMonitor] {
+            didSet { dispatcher = EventDispatcher(monitors: monitors, capacity: monitorBufferCapacity) }
+        }
+        /// How many events each monitor may have waiting; when its buffer is full, further events for that
+        /// monitor are dropped (and counted in ``Client/droppedMonitorEvents``), never waited for. Default: 1024.
+        public var monitorBufferCapacity: Int {
+            didSet { dispatcher = EventDispatcher(monitors: monitors, capacity: monitorBufferCapacity) }
+        }
+        /// Counts this client's calls in flight (share one tracker among clients for an app-wide count).
+        /// Default: none.
+        public var activity: ActivityTracker?
+        /// Delivers events to ``monitors``; shared by copies of this configuration.
+        private(set) var dispatcher: EventDispatcher?
 
         /// Creates a configuration; every parameter has a default.
         public init(
@@ -58,7 +73,10 @@ extension Client {
             cleartextPolicy: CleartextPolicy = .loopbackOnly,
             redactor: Redactor = .default,
             logger: Logger = Configuration.disabledLogger,
-            clock: any Clock<Duration> = ContinuousClock()
+            clock: any Clock<Duration> = ContinuousClock(),
+            monitors: [any EventMonitor] = [],
+            monitorBufferCapacity: Int = 1024,
+            activity: ActivityTracker? = nil
         ) {
             self.adapters = adapters
             self.decisions = decisions
@@ -74,6 +92,10 @@ extension Client {
             self.redactor = redactor
             self.logger = logger
             self.clock = clock
+            self.monitors = monitors
+            self.monitorBufferCapacity = monitorBufferCapacity
+            self.activity = activity
+            self.dispatcher = EventDispatcher(monitors: monitors, capacity: monitorBufferCapacity)
         }
     }
 }

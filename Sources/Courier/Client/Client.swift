@@ -81,6 +81,9 @@ public struct Client: Sendable {
         )
     }
 
+    /// How many events this client's monitors missed because their buffers were full (see ``EventMonitor``).
+    public var droppedMonitorEvents: Int { configuration.dispatcher?.droppedCount ?? 0 }
+
     /// Sends `request` and returns its parsed response.
     ///
     /// Runs the pipeline: resolve the URL, run the adapters, validate, send, run the decisions (restarting when

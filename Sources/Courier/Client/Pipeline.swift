@@ -8,18 +8,24 @@ struct Pipeline<R: Request>: Sendable {
     let request: R
     let progress: (@Sendable (TransferProgress) -> Void)?
     private let configuration: Client.Configuration
+    /// The call's events for the client's monitors, or `nil` when it has none.
+    private let events: CallEvents?
 
     init(client: Client, request: R, progress: (@Sendable (TransferProgress) -> Void)? = nil) {
         self.client = client
         self.request = request
         self.progress = progress
         self.configuration = client.configuration
+        self.events = CallEvents(request: request, client: client, start: .now)
     }
 
     /// Runs the call under the request's (or client's) deadline, then logs its one line.
     func run() async throws -> R.Response {
         let start = ContinuousClock.now
-        let state = LockedBox(CallRecord())
+        let state = LockedBox(CallRecord(events: events))
+        configuration.activity?.begin()
+        defer { configuration.activity?.end() }
+        events?.emit(.started, attempt: 0)
         do {
             let value: R.Response
             if let timeout = request.timeout ?? configuration.timeout {
@@ -28,11 +34,13 @@ struct Pipeline<R: Request>: Sendable {
                 value = try await attempts(deadline: nil, state: state)
             }
             log(state.withLock { $0 }, start: start, error: nil)
+            state.withLock { $0.emitFinished() }
             return value
         } catch {
             let record = state.withLock { $0 }
             let error = record.finalize(error, redactor: configuration.redactor)
             log(record, start: start, error: error)
+            record.emitFailed(error)
             throw error
         }
     }
@@ -99,6 +107,7 @@ struct Pipeline<R: Request>: Sendable {
             }
 
             state.withLock { $0.stage = .transport }
+            events?.emit(.sent, attempt: attempt)
             let context = TransportContext(
                 deadline: deadline,
                 maxResponseBodySize: limit,
@@ -111,6 +120,7 @@ struct Pipeline<R: Request>: Sendable {
             do {
                 sent = try await client.transport.send(outgoing, context: context)
                 state.withLock { $0.response = sent.head }
+                events?.responseHead(sent.head, attempt: attempt)
                 if let progress {
                     let total = sent.body.length.knownCount
                     let attemptNumber = attempt
@@ -142,7 +152,7 @@ struct Pipeline<R: Request>: Sendable {
                     deadline: deadline)
                 guard case .restart(let next, _)? = try await recovering.recover(from: error, context: recoveryContext)
                 else { throw error }
-                state.withLock { $0.trace.record(.decision, recovering.name, .restarted, attempt: attempt) }
+                state.withLock { $0.record(.decision, recovering.name, .restarted, attempt: attempt) }
                 restarts += 1
                 guard restarts <= configuration.maxRestarts else { throw error }
                 decisions = next
@@ -166,23 +176,23 @@ struct Pipeline<R: Request>: Sendable {
                 do {
                     action = try await decision.decide(received, context: decisionContext)
                 } catch {
-                    state.withLock { $0.trace.record(.decision, decision.name, .failed, attempt: attempt) }
+                    state.withLock { $0.record(.decision, decision.name, .failed, attempt: attempt) }
                     throw error
                 }
                 switch action {
                 case .continue(let response):
-                    state.withLock { $0.trace.record(.decision, decision.name, .succeeded, attempt: attempt) }
+                    state.withLock { $0.record(.decision, decision.name, .succeeded, attempt: attempt) }
                     received = response
                     index += 1
                 case .done(let response):
-                    state.withLock { $0.trace.record(.decision, decision.name, .finished, attempt: attempt) }
+                    state.withLock { $0.record(.decision, decision.name, .finished, attempt: attempt) }
                     received = response
                     break decide
                 case .fail(let error):
-                    state.withLock { $0.trace.record(.decision, decision.name, .failed, attempt: attempt) }
+                    state.withLock { $0.record(.decision, decision.name, .failed, attempt: attempt) }
                     throw error
                 case .restart(let next, let target):
-                    state.withLock { $0.trace.record(.decision, decision.name, .restarted, attempt: attempt) }
+                    state.withLock { $0.record(.decision, decision.name, .restarted, attempt: attempt) }
                     restartWith = next
                     if let target {
                         redirection = target
@@ -223,10 +233,10 @@ struct Pipeline<R: Request>: Sendable {
                     value = try request.parser.parse(received, context: parseContext)
                 }
             } catch {
-                state.withLock { $0.trace.record(.parse, "parse", .failed, attempt: attempt) }
+                state.withLock { $0.record(.parse, "parse", .failed, attempt: attempt) }
                 throw error
             }
-            state.withLock { $0.trace.record(.parse, "parse", .succeeded, attempt: attempt) }
+            state.withLock { $0.record(.parse, "parse", .succeeded, attempt: attempt) }
             return value
         }
     }
@@ -258,18 +268,19 @@ struct Pipeline<R: Request>: Sendable {
             jsonEncoder: configuration.jsonEncoder,
             queryEncoder: configuration.queryEncoder,
             formEncoder: configuration.formEncoder,
-            logger: configuration.logger
+            logger: configuration.logger,
+            callID: events?.callID
         )
         for adapter in request.adapters + configuration.adapters {
             try Task.checkCancellation()
             do {
                 outgoing = try await adapter.adapt(outgoing, context: context)
             } catch {
-                state.withLock { $0.trace.record(.adapter, adapter.name, .failed, attempt: attempt) }
+                state.withLock { $0.record(.adapter, adapter.name, .failed, attempt: attempt) }
                 throw error
             }
             state.withLock {
-                $0.trace.record(.adapter, adapter.name, .succeeded, attempt: attempt)
+                $0.record(.adapter, adapter.name, .succeeded, attempt: attempt)
                 $0.request = outgoing.head
             }
         }
@@ -284,6 +295,7 @@ struct Pipeline<R: Request>: Sendable {
         state.withLock { $0.stage = .validate }
         try RequestValidator.validate(&outgoing, cleartextPolicy: configuration.cleartextPolicy)
         state.withLock { $0.request = outgoing.head }
+        events?.adapted(outgoing.head, attempt: attempt)
         return outgoing
     }
 
@@ -296,7 +308,7 @@ struct Pipeline<R: Request>: Sendable {
         index: Int,
         deadline: ContinuousClock.Instant?
     ) -> DecisionContext {
-        DecisionContext(
+        var context = DecisionContext(
             request: outgoing.head,
             canResendBody: outgoing.body?.isReplayable ?? true,
             attempt: attempt,
@@ -308,6 +320,8 @@ struct Pipeline<R: Request>: Sendable {
             jsonDecoder: configuration.jsonDecoder,
             logger: configuration.logger
         )
+        context.events = events
+        return context
     }
 
     /// Reads the body into memory within `limit`; HEAD, 1xx, 204 and 304 responses have none.
@@ -333,6 +347,6 @@ struct Pipeline<R: Request>: Sendable {
             redactor: configuration.redactor,
             error: error
         )
-        logger.log(level: level, "\(line)")
+        logger.log(level: level, "\(line)", metadata: logger.logLevel <= .debug ? line.headerMetadata : nil)
     }
 }

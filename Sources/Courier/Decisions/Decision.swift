@@ -114,6 +114,9 @@ public struct DecisionContext: Sendable {
     public var jsonDecoder: JSONDecoder
     /// The client's logger.
     public var logger: Logger
+    /// The call's events for the client's monitors (`nil` when it has none): decisions report retries and
+    /// refreshes through it.
+    var events: CallEvents?
 
     /// Creates a decision context (for tests of a single decision).
     public init(

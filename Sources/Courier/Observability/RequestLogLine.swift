@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 
 /// The one line Courier logs per call:
 /// `GET https://api.example.com/users/42 → 200 (12 ms, 1.2 kB) [validateStatus ✓ → parse ✓]`.
@@ -35,6 +36,22 @@ struct RequestLogLine: CustomStringConvertible {
             }
         }
         return line.oneLine
+    }
+
+    /// For a logger at debug level or below: the request's and response's headers, secrets redacted.
+    var headerMetadata: Logger.Metadata {
+        var metadata: Logger.Metadata = [:]
+        if let request = record.request {
+            metadata["request.headers"] = .string(Self.format(redactor.redact(request.headerFields)))
+        }
+        if let response = record.response {
+            metadata["response.headers"] = .string(Self.format(redactor.redact(response.headerFields)))
+        }
+        return metadata
+    }
+
+    static func format(_ fields: HTTPFields) -> String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "; ").oneLine
     }
 
     static func format(_ duration: Duration) -> String {

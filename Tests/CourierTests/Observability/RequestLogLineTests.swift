@@ -130,4 +130,30 @@ struct RequestLogLineTests {
         #expect(line.hasPrefix("GET https://api.example.com/probe → no response ("))
         #expect(!line.contains(" []"))
     }
+
+    @Test("at debug level the one line carries the request and response headers, secrets redacted")
+    func debugLevelAddsRedactedHeaders() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .debug) }
+        mock.stub(
+            .get, "/probe", with: .text("ok", headerFields: [.setCookie: "session=s3cr3t-cookie", .server: "mock"]))
+        var probe = Probe()
+        probe.headers = ["Authorization": "Bearer t0ken-value", "X-Trace": "visible"]
+        _ = try await client.send(probe)
+
+        let entry = try #require(capture.entries.onlyElement)
+        #expect(entry.level == .info)
+        #expect(entry.metadata.contains("Authorization: <redacted>"), "\(entry.metadata)")
+        #expect(entry.metadata.contains("X-Trace: visible"))
+        #expect(entry.metadata.contains("Set-Cookie: <redacted>"))
+        #expect(entry.metadata.contains("Server: mock"))
+        #expect(!entry.metadata.contains("t0ken-value"))
+        #expect(!entry.metadata.contains("s3cr3t-cookie"))
+
+        let infoCapture = DecisionFixtures.LogCapture()
+        let info = client.configured { $0.logger = infoCapture.logger(level: .info) }
+        mock.stub(.get, "/probe", with: .text("ok"))
+        _ = try await info.send(Probe())
+        #expect(try #require(infoCapture.entries.onlyElement).metadata == "[:]")
+    }
 }

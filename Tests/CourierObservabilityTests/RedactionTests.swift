@@ -55,7 +55,9 @@ struct RedactionTests {
             _ = try await client.send(login)
             Issue.record("the first call should fail")
         } catch {
-            texts += ["\(error)", String(reflecting: error), (error as NSError).localizedDescription]
+            var dumped = ""
+            dump(error, to: &dumped)
+            texts += ["\(error)", String(reflecting: error), (error as NSError).localizedDescription, dumped]
             if let error = error as? CourierError {
                 texts += [error.description, error.localizedDescription, error.bodyExcerpt ?? ""]
                 texts += [error.request.map { "\($0) \($0.headerFields)" } ?? ""]

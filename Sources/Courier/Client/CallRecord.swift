@@ -44,7 +44,7 @@ struct CallRecord: Sendable {
     func emitFailed(_ error: any Error) {
         guard let events else { return }
         events.emit(
-            .failed(error: events.redacted(error), status: response?.status, duration: .now - events.start),
+            .failed(error: error, status: response?.status, duration: .now - events.start),
             attempt: attempt
         )
     }
@@ -64,7 +64,10 @@ struct CallRecord: Sendable {
             )
         }
         courierError.request = (courierError.request ?? request).map { redactor.redact($0) }
-        courierError.response = courierError.response ?? response
+        if var head = courierError.response ?? response {
+            head.headerFields = redactor.redact(head.headerFields)
+            courierError.response = head
+        }
         if courierError.bodyExcerpt == nil, let body, !body.isEmpty {
             courierError.bodyExcerpt = redactor.excerpt(of: body, contentType: response?.headerFields[.contentType])
         }

@@ -25,7 +25,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     public var message: String?
     /// The request as sent (or as far as it was built), with sensitive headers and query values redacted.
     public var request: HTTPRequest?
-    /// The response head, when one arrived.
+    /// The response head, when one arrived; a thrown call's error has sensitive headers (`Set-Cookie`) redacted.
     public var response: HTTPResponse?
     /// The start of the response body (at most 1 KiB, UTF-8, lossy), when there was one.
     public var bodyExcerpt: String?

@@ -88,14 +88,6 @@ struct CallEvents: Sendable {
         emit(.adapted(redactor.redact(head)), attempt: attempt)
     }
 
-    /// `error` as monitors get it: a ``CourierError``'s response headers redacted (its request already is).
-    func redacted(_ error: any Error) -> any Error {
-        guard var error = error as? CourierError, var response = error.response else { return error }
-        response.headerFields = redactor.redact(response.headerFields)
-        error.response = response
-        return error
-    }
-
     func responseHead(_ head: HTTPResponse, attempt: Int) {
         var head = head
         head.headerFields = redactor.redact(head.headerFields)

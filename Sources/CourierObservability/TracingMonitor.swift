@@ -22,8 +22,9 @@ public import Tracing
 /// An attempt span ends when its response has been read (its first decision) or the attempt failed; the call span
 /// ends when the call returns or throws.
 ///
-/// If the monitor's buffer overflows and a call's last events are lost, its spans stay open until more than
-/// ``maxOpenCalls`` calls are open, then the oldest are ended with `courier.incomplete = true`.
+/// A call's spans end with its last event, which monitors always receive, even when their buffer overflows. As a
+/// safety net, when more than ``maxOpenCalls`` calls have open spans, the oldest are ended with
+/// `courier.incomplete = true`.
 public final class TracingMonitor: EventMonitor, RequestAdapter {
     /// `traceContext`.
     public var name: String { "traceContext" }

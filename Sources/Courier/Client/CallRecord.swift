@@ -22,11 +22,12 @@ struct CallRecord: Sendable {
         bodySize = nil
     }
 
-    /// Records a step in the trace and tells the monitors.
+    /// Records a step in the trace and tells the monitors (decisions and the parse; not each adapter).
     mutating func record(
         _ kind: DecisionTrace.Step.Kind, _ name: String, _ outcome: DecisionTrace.Step.Outcome, attempt: Int
     ) {
         trace.record(kind, name, outcome, attempt: attempt)
+        guard kind != .adapter else { return }  // the adapted event covers the adapters
         events?.emit(
             .decision(DecisionTrace.Step(kind: kind, name: name, outcome: outcome, attempt: attempt)), attempt: attempt)
     }

@@ -48,7 +48,8 @@ extension Client {
             didSet { dispatcher = EventDispatcher(monitors: monitors, capacity: monitorBufferCapacity) }
         }
         /// How many events each monitor may have waiting; when its buffer is full, further events for that
-        /// monitor are dropped (and counted in ``Client/droppedMonitorEvents``), never waited for. Default: 1024.
+        /// monitor are dropped (and counted in ``Client/droppedMonitorEvents``), never waited for, except each
+        /// call's last event, which always gets through. Default: 1024.
         public var monitorBufferCapacity: Int {
             didSet { dispatcher = EventDispatcher(monitors: monitors, capacity: monitorBufferCapacity) }
         }

@@ -16,7 +16,7 @@ struct Pipeline<R: Request>: Sendable {
         self.request = request
         self.progress = progress
         self.configuration = client.configuration
-        self.events = CallEvents(request: request, client: client, start: .now)
+        self.events = CallEvents(request: request, client: client)
     }
 
     /// Runs the call under the request's (or client's) deadline, then logs its one line.

@@ -34,7 +34,8 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
         case sent
         /// The response head of this attempt arrived (sensitive headers such as `Set-Cookie` redacted).
         case responseHead(HTTPResponse)
-        /// A decision, an adapter or the parser ran (the step the ``DecisionTrace`` records).
+        /// A decision or the parser ran (the step the ``DecisionTrace`` records; adapters are covered by
+        /// ``adapted(_:)``).
         case decision(DecisionTrace.Step)
         /// The retry policy will send the request again after `delay` (already waited when the next attempt's
         /// events arrive).

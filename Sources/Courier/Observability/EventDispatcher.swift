@@ -1,36 +1,57 @@
 import HTTPTypes
 
-/// Hands events to monitors without waiting for them: one bounded stream and one draining task per monitor.
+/// Hands events to monitors without waiting for them: one buffer and one draining task per monitor.
+///
+/// A buffer holds at most `capacity` events; past that, events are dropped (and counted), except a call's last one
+/// (finished or failed), which always gets in: a monitor may miss the middle of a call, never its end, so counts
+/// and spans stay complete. Memory stays bounded by the capacity plus one event per call in flight.
 ///
 /// A configuration shares one dispatcher among its copies; when the last copy goes, the streams finish and the
 /// tasks end after delivering what is buffered.
 final class EventDispatcher: Sendable {
-    private let continuations: [AsyncStream<CourierEvent>.Continuation]
+    private struct Outlet {
+        let continuation: AsyncStream<CourierEvent>.Continuation
+        /// Events yielded and not yet taken by the monitor's task.
+        let pending: LockedBox<Int>
+    }
+
+    private let outlets: [Outlet]
+    private let capacity: Int
     private let dropped = LockedBox(0)
 
     /// `nil` when there are no monitors, so a client without monitors builds no events at all.
     init?(monitors: [any EventMonitor], capacity: Int) {
         guard !monitors.isEmpty else { return nil }
-        continuations = monitors.map { monitor in
-            let (stream, continuation) = AsyncStream<CourierEvent>.makeStream(
-                bufferingPolicy: .bufferingOldest(max(1, capacity)))
-            Task.detached(priority: .utility) {
+        self.capacity = max(1, capacity)
+        outlets = monitors.map { monitor in
+            let (stream, continuation) = AsyncStream<CourierEvent>.makeStream()
+            let pending = LockedBox(0)
+            Task.detached {
                 for await event in stream {
+                    pending.withLock { $0 -= 1 }
                     await monitor.handle(event)
                 }
             }
-            return continuation
+            return Outlet(continuation: continuation, pending: pending)
         }
     }
 
     deinit {
-        for continuation in continuations { continuation.finish() }
+        for outlet in outlets { outlet.continuation.finish() }
     }
 
-    /// Offers `event` to every monitor; a monitor whose buffer is full misses it.
+    /// Offers `event` to every monitor; a monitor whose buffer is full misses it, unless it ends a call.
     func dispatch(_ event: CourierEvent) {
-        for continuation in continuations {
-            if case .dropped = continuation.yield(event) {
+        let isLast = event.kind.endsCall
+        for outlet in outlets {
+            let admitted = outlet.pending.withLock { pending in
+                guard pending < capacity || isLast else { return false }
+                pending += 1
+                return true
+            }
+            if admitted {
+                outlet.continuation.yield(event)
+            } else {
                 dropped.withLock { $0 += 1 }
             }
         }
@@ -38,6 +59,16 @@ final class EventDispatcher: Sendable {
 
     /// Events dropped so far because a monitor's buffer was full.
     var droppedCount: Int { dropped.withLock { $0 } }
+}
+
+extension CourierEvent.Kind {
+    /// Whether this is a call's last event.
+    var endsCall: Bool {
+        switch self {
+        case .finished, .failed: true
+        default: false
+        }
+    }
 }
 
 /// The events of one call: stamps each with the call's identity and time, and dispatches it.
@@ -53,7 +84,7 @@ struct CallEvents: Sendable {
     let redactor: Redactor
 
     /// The events of a new call of `request` on `client`, or `nil` when the client has no monitors.
-    init?<R: Request>(request: R, client: Client, start: ContinuousClock.Instant) {
+    init?<R: Request>(request: R, client: Client) {
         guard let dispatcher = client.configuration.dispatcher else { return nil }
         self.dispatcher = dispatcher
         self.callID = CourierEvent.CallID(
@@ -64,7 +95,7 @@ struct CallEvents: Sendable {
         self.requestName = String(describing: R.self)
         self.method = request.method
         self.environment = request.server?.environment ?? request.environment ?? client.environment
-        self.start = start
+        self.start = .now
         self.redactor = client.configuration.redactor
     }
 

@@ -3,8 +3,9 @@
 /// Monitors run **off the request path**. Each monitor of a client has its own bounded buffer (capacity
 /// ``Client/Configuration/monitorBufferCapacity``) drained by its own task, so a slow monitor never slows a call:
 /// when its buffer is full, new events for that monitor are dropped and counted in
-/// ``Client/droppedMonitorEvents``, and the call goes on. ``handle(_:)`` cannot throw, so a monitor cannot fail a
-/// call either.
+/// ``Client/droppedMonitorEvents``, and the call goes on. A call's last event (``CourierEvent/Kind/finished(status:duration:bytes:)``
+/// or ``CourierEvent/Kind/failed(error:status:duration:)``) is never dropped, so a monitor may miss the middle of
+/// a call but always sees its end. ``handle(_:)`` cannot throw, so a monitor cannot fail a call either.
 ///
 /// Events of one client reach a monitor one at a time, in the order they happened. A monitor given to several
 /// clients gets their events concurrently.

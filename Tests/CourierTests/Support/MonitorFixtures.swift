@@ -37,9 +37,9 @@ enum MonitorFixtures {
     final class GatedMonitor: EventMonitor {
         private let gate: AsyncStream<Void>
         private let opener: AsyncStream<Void>.Continuation
-        /// Yields once per event handled (after the gate opened).
-        let handledEvents: AsyncStream<Void>
-        private let handled: AsyncStream<Void>.Continuation
+        /// Yields the kind of each event handled (after the gate opened).
+        let handledEvents: AsyncStream<CourierEvent.Kind>
+        private let handled: AsyncStream<CourierEvent.Kind>.Continuation
         /// How many events were handled.
         let count = DecisionFixtures.Counter()
 
@@ -53,7 +53,7 @@ enum MonitorFixtures {
         func handle(_ event: CourierEvent) async {
             for await _ in gate {}
             count.next()
-            handled.yield()
+            handled.yield(event.kind)
         }
     }
 

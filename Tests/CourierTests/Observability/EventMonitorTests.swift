@@ -74,6 +74,24 @@ struct EventMonitorTests {
         #expect(try #require(events.last).attempt == 2)
     }
 
+    @Test("a call whose token was refreshed reports refreshed after its first attempt, then a second attempt")
+    func refreshedCall() async throws {
+        let harness = try await AuthFixtures.harness()
+        AuthFixtures.stubTokenEndpoint(harness.mock)
+        AuthFixtures.stubAPI(harness.mock, accepting: { "access-2" })
+        let monitor = MonitorFixtures.RecordingMonitor()
+        let client = harness.client.configured { $0.monitors = [monitor] }
+        #expect(try await client.send(Probe()) == "ok")
+
+        let events = await monitor.events(untilCallsEnded: 1)
+        let names = events.map { "\($0.attempt):\($0.kind.name)" }
+        let refreshed = try #require(names.firstIndex(of: "1:refreshed"), "\(names)")
+        #expect(names[..<refreshed].contains("1:responseHead"))
+        #expect(names[refreshed...].contains("2:sent"))
+        #expect(names.last == "2:finished")
+        #expect(names.filter { $0.hasSuffix(":refreshed") }.count == 1)
+    }
+
     @Test("a failed call ends with a failed event carrying the CourierError and the status")
     func failedCall() async throws {
         let monitor = MonitorFixtures.RecordingMonitor()

@@ -1,29 +1,35 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-    /// The delegate queue of a Linux ``URLSessionTransport``: the only place where a download can be slowed down.
+    /// The delegate queue of one ``SessionLane`` on Linux: the only place where a download can be slowed down.
     ///
-    /// FoundationNetworking hands every chunk libcurl reads to the delegate queue with `addOperation(_:)`, called
-    /// on the session's work queue, and does not wait. `URLSessionTask.suspend()` cannot pause a download there: it
-    /// removes the transfer from libcurl, and `resume()` starts the request over, so the body is delivered twice.
-    /// Blocking inside `addOperation(_:)` is what slows libcurl down (and, through TCP flow control, the server):
-    /// it waits while more than `maxPendingOperations` callbacks are queued, and while a response body of the
-    /// session has more unread bytes than its high-water mark.
+    /// FoundationNetworking hands every chunk libcurl reads to the delegate queue with `addOperation(_:)`, called on
+    /// the session's work queue, and does not wait; it cannot pause a transfer (`URLSessionTask.suspend()` removes it
+    /// from libcurl and `resume()` starts the request over, so the body is delivered twice). Blocking inside
+    /// `addOperation(_:)` is what slows libcurl down, and through TCP flow control the server.
     ///
-    /// All sessions of a FoundationNetworking process share one work queue, so while this waits for a reader,
-    /// every URLSession transfer in the process waits. A pause therefore lasts at most `maxStall`: a reader that
-    /// has not drained its body by then stops holding the others back, and its body buffers up to its hard limit
-    /// (see ``ResponseTask``). Waiting for queued callbacks never depends on a reader and is always short.
+    /// FoundationNetworking (6.3) runs the work of every session of the process on one shared work queue, so while
+    /// this blocks, every URLSession transfer in the process waits (seen in a debugger: other sessions' `dataTask(with:)`
+    /// wait in `workQueue.sync` behind a blocked `addOperation(_:)`). Waiting for queued callbacks never depends on a
+    /// reader and is short. Waiting for a reader (``pause(_:)``) lasts until it drains (``resume(_:)``), its request
+    /// ends (``release(_:)``) or the lane closes (``invalidate()``), and at most `maxStall`: a reader that has not
+    /// drained by then stops holding the others back, and its body buffers up to its hard limit (see
+    /// ``ResponseTask``).
     ///
-    /// - Important: `@unchecked Sendable` is sound because the mutable counters are private and only accessed
+    /// Each request gets a generation number from ``begin()``; a late call for an earlier request is ignored.
+    ///
+    /// - Important: `@unchecked Sendable` is sound because the mutable properties are private and only accessed
     ///   while `condition` (an `NSCondition`) is locked; `OperationQueue` itself is thread-safe.
     final class DeliveryQueue: OperationQueue, @unchecked Sendable {
         private let condition = NSCondition()
         private let maxPendingOperations: Int
-        private let maxStall: TimeInterval
         private var pendingOperations = 0
-        private var pauses: [ObjectIdentifier: Date] = [:]
+        private var generation = 0
+        private var releasedGeneration = 0
+        private var isPaused = false
+        private var pauseExpiry = Date.distantPast
         private var isInvalidated = false
+        private let maxStall: TimeInterval
 
         init(maxPendingOperations: Int, maxStall: Duration) {
             self.maxPendingOperations = maxPendingOperations
@@ -50,32 +56,59 @@ import Foundation
             while !isInvalidated {
                 if pendingOperations > maxPendingOperations {
                     condition.wait()
-                    continue
+                } else if isPaused && Date() < pauseExpiry {
+                    _ = condition.wait(until: pauseExpiry)
+                } else {
+                    break
                 }
-                let now = Date()
-                pauses = pauses.filter { $0.value > now }
-                guard let expiry = pauses.values.min() else { break }
-                _ = condition.wait(until: expiry)
             }
             condition.unlock()
         }
 
-        /// A response body went over its high-water mark: hold libcurl back for at most `maxStall`.
-        func pauseDelivery(for body: ObjectIdentifier) {
+        /// Starts serving a new request; returns its generation.
+        func begin() -> Int {
             condition.lock()
-            pauses[body] = Date(timeIntervalSinceNow: maxStall)
-            condition.unlock()
-        }
-
-        /// A paused body was drained below its low-water mark, finished or failed.
-        func resumeDelivery(for body: ObjectIdentifier) {
-            condition.lock()
-            pauses[body] = nil
+            defer { condition.unlock() }
+            generation += 1
+            isPaused = false
             condition.broadcast()
+            return generation
+        }
+
+        /// The request's reader is over its high-water mark: hold libcurl back until ``resume(_:)``, for at most
+        /// `maxStall`.
+        func pause(_ request: Int) {
+            condition.lock()
+            if request == generation && request > releasedGeneration {
+                isPaused = true
+                pauseExpiry = Date(timeIntervalSinceNow: maxStall)
+            }
             condition.unlock()
         }
 
-        /// Releases every waiter for good (the session is being invalidated).
+        /// The request's reader drained below its low-water mark.
+        func resume(_ request: Int) {
+            condition.lock()
+            if request == generation {
+                isPaused = false
+                condition.broadcast()
+            }
+            condition.unlock()
+        }
+
+        /// The request ended (finished, failed or cancelled): never hold its transfer back again, even if a
+        /// ``pause(_:)`` for it arrives later.
+        func release(_ request: Int) {
+            condition.lock()
+            releasedGeneration = max(releasedGeneration, request)
+            if request == generation {
+                isPaused = false
+                condition.broadcast()
+            }
+            condition.unlock()
+        }
+
+        /// Releases every waiter for good (the lane's session is being invalidated).
         func invalidate() {
             condition.lock()
             isInvalidated = true

@@ -9,11 +9,11 @@ import HTTPTypes
 /// One request in flight: the bridge between URLSession's delegate callbacks and the caller's async code.
 ///
 /// It hands the response head to ``URLSessionTransport/send(_:context:)`` and buffers body chunks for
-/// ``ResponseBodySequence`` until they are read, with a high-water mark that holds the transfer back. When the
-/// transfer cannot be held back (on Linux, after the delivery queue's stall budget), more than
-/// `maxUnreadBytes` unread bytes fail the body with ``CourierError/Code/unsupported``. Every way
-/// the request can end (success, a URLSession error, a limit, a timer, cancellation, the body dropped unread)
-/// goes through ``fail(_:)`` or ``didComplete(error:)``, which settle the state exactly once.
+/// ``ResponseBodySequence`` until they are read, with a high-water mark that holds the transfer back (see
+/// ``DeliveryQueue``). When the transfer cannot be held back (on Linux, after the delivery queue's stall budget),
+/// more than `maxUnreadBytes` unread bytes fail the body with ``CourierError/Code/unsupported``. Every way the request can end (success, a URLSession error, a limit, a timer, cancellation,
+/// the body dropped unread) goes through ``fail(_:)`` or ``didComplete(error:)``, which settle the state exactly
+/// once. A failure reaches the caller at once: it never waits for URLSession to acknowledge the cancellation.
 final class ResponseTask: Sendable {
     struct Limits: Sendable {
         var maxDecompressedBytes: Int64
@@ -21,6 +21,16 @@ final class ResponseTask: Sendable {
         var highWaterMark: Int
         var maxUnreadBytes: Int
         var connectTimeout: Duration
+    }
+
+    /// Where the URLSession task is between the transport and FoundationNetworking's redirect handling.
+    private enum Redirect {
+        /// No redirect was answered and no cancellation was asked for.
+        case none
+        /// The 3xx was answered ("do not follow"): the task completes by itself and must not be cancelled.
+        case answered
+        /// The task was asked to cancel: a redirect must not be answered any more.
+        case cancelRequested
     }
 
     private struct State {
@@ -36,59 +46,68 @@ final class ResponseTask: Sendable {
         var failure: (any Error)?
         var isComplete = false
         var isPaused = false
+        var redirect = Redirect.none
         var lastProgress = ContinuousClock.now
+        var watchdog: Task<Void, Never>?
     }
 
     private let state = LockedBox(State())
     private let limits: Limits
-    private let control: DispatchQueue
+    private let lane: SessionLane
     private let method: HTTPRequest.Method
     private let cancelUpload: (@Sendable () -> Void)?
     #if canImport(FoundationNetworking)
-        private let deliveryQueue: DeliveryQueue
+        /// This request's generation on the lane's ``DeliveryQueue``.
+        private let delivery: Int
     #endif
 
-    #if canImport(FoundationNetworking)
-        init(
-            method: HTTPRequest.Method,
-            limits: Limits,
-            control: DispatchQueue,
-            deliveryQueue: DeliveryQueue,
-            cancelUpload: (@Sendable () -> Void)?
-        ) {
-            self.method = method
-            self.limits = limits
-            self.control = control
-            self.deliveryQueue = deliveryQueue
-            self.cancelUpload = cancelUpload
-        }
-    #else
-        init(
-            method: HTTPRequest.Method,
-            limits: Limits,
-            control: DispatchQueue,
-            cancelUpload: (@Sendable () -> Void)?
-        ) {
-            self.method = method
-            self.limits = limits
-            self.control = control
-            self.cancelUpload = cancelUpload
-        }
-    #endif
+    init(method: HTTPRequest.Method, limits: Limits, lane: SessionLane, cancelUpload: (@Sendable () -> Void)?) {
+        self.method = method
+        self.limits = limits
+        self.lane = lane
+        self.cancelUpload = cancelUpload
+        #if canImport(FoundationNetworking)
+            self.delivery = lane.deliveryQueue.begin()
+        #endif
+    }
 
     // MARK: Caller side
 
+    /// Watches the call's deadline and the connect timeout, from now on.
+    func startTimers(deadline: ContinuousClock.Instant?) {
+        let watchdog = Task { [weak self] in
+            while true {
+                guard let alarm = self?.nextAlarm(deadline: deadline) else { return }
+                switch alarm {
+                case .sleep(let instant):
+                    do {
+                        try await Task.sleep(until: instant, clock: .continuous)
+                    } catch {
+                        return
+                    }
+                case .fire(let error):
+                    self?.fail(error)
+                    return
+                }
+            }
+        }
+        let isOver = state.withLock { state in
+            guard state.failure == nil, !state.isComplete else { return true }
+            state.watchdog = watchdog
+            return false
+        }
+        if isOver { watchdog.cancel() }
+    }
+
     /// Starts `task` unless the call already failed; resumes `continuation` with the head or the failure.
     ///
-    /// Runs on the transport's control queue: URLSession's task methods wait for its work queue, which must never
-    /// block a thread of Swift's cooperative pool.
-    func start(
-        _ task: URLSessionTask,
-        deadline: ContinuousClock.Instant?,
-        continuation: CheckedContinuation<HTTPResponse, any Error>
-    ) {
+    /// Runs on the lane's control queue: URLSession's task methods wait for its work queue.
+    func start(_ task: URLSessionTask, continuation: CheckedContinuation<HTTPResponse, any Error>) {
         let failure: (any Error)? = state.withLock { state in
-            if let failure = state.failure { return failure }
+            if let failure = state.failure {
+                state.redirect = .cancelRequested
+                return failure
+            }
             state.task = task
             state.headWaiter = continuation
             state.lastProgress = .now
@@ -100,13 +119,6 @@ final class ResponseTask: Sendable {
             return
         }
         task.resume()
-        scheduleConnectTimer(after: limits.connectTimeout)
-        if let deadline {
-            let delay = ContinuousClock.now.duration(to: deadline)
-            control.asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
-                self?.fail(CourierError(code: .timedOut, stage: .transport, message: "the call's deadline passed"))
-            }
-        }
     }
 
     /// The next body chunk, `nil` at the end; throws the call's failure.
@@ -152,23 +164,40 @@ final class ResponseTask: Sendable {
         if running { fail(CancellationError()) }
     }
 
-    /// Fails the call with `error` (unless it already ended) and cancels the URLSession task.
+    /// Fails the call with `error` (unless it already ended): the waiters get `error` at once, then the URLSession
+    /// task is cancelled on the lane's control queue.
     func fail(_ error: any Error) {
         let settled = state.withLock { state -> Settled? in
             guard state.failure == nil else { return nil }
             state.failure = error
-            return Self.settle(&state)
+            var settled = Self.settle(&state)
+            if settled.task != nil, !settled.wasComplete, state.redirect == .none {
+                state.redirect = .cancelRequested
+            } else {
+                settled.task = nil
+            }
+            return settled
         }
         guard let settled else { return }
+        releaseDelivery()
         cancelUpload?()
+        settled.watchdog?.cancel()
         settled.resume(throwing: error)
-        if settled.wasPaused { resumeDelivery() }
-        if let task = settled.task, !settled.wasComplete {
-            control.async { task.cancel() }
+        if let task = settled.task {
+            lane.control.async { task.cancel() }
         }
     }
 
     // MARK: URLSession side (delegate queue)
+
+    /// Whether the delegate may answer a redirect of this task (see ``SessionDelegate``).
+    func answerRedirect() -> Bool {
+        state.withLock { state in
+            guard state.redirect == .none else { return state.redirect == .answered }
+            state.redirect = .answered
+            return true
+        }
+    }
 
     func didReceive(response: URLResponse) {
         let head: HTTPResponse
@@ -293,22 +322,23 @@ final class ResponseTask: Sendable {
                 return (Self.settle(&state), failure)
             }
             state.isComplete = true
-            let waiter = state.bodyWaiter
-            state.bodyWaiter = nil
             var settled = Settled()
-            settled.bodyWaiter = waiter
-            settled.wasPaused = state.isPaused
+            settled.bodyWaiter = state.bodyWaiter
+            settled.watchdog = state.watchdog
+            state.bodyWaiter = nil
+            state.watchdog = nil
             state.isPaused = false
             return (settled, nil)
         }
+        releaseDelivery()
         cancelUpload?()
         guard let (settled, failure) = outcome else { return }
+        settled.watchdog?.cancel()
         if let failure {
             settled.resume(throwing: failure)
         } else {
             settled.bodyWaiter?.resume(returning: nil)
         }
-        if settled.wasPaused { resumeDelivery() }
     }
 
     // MARK: Internals
@@ -317,7 +347,7 @@ final class ResponseTask: Sendable {
         var headWaiter: CheckedContinuation<HTTPResponse, any Error>?
         var bodyWaiter: CheckedContinuation<ArraySlice<UInt8>?, any Error>?
         var task: URLSessionTask?
-        var wasPaused = false
+        var watchdog: Task<Void, Never>?
         var wasComplete = false
 
         func resume(throwing error: any Error) {
@@ -332,30 +362,35 @@ final class ResponseTask: Sendable {
             headWaiter: state.headWaiter,
             bodyWaiter: state.bodyWaiter,
             task: state.task,
-            wasPaused: state.isPaused,
+            watchdog: state.watchdog,
             wasComplete: state.isComplete
         )
         state.headWaiter = nil
         state.bodyWaiter = nil
+        state.watchdog = nil
         state.chunks = []
         state.buffered = 0
         state.isPaused = false
         return settled
     }
 
-    /// Fails the call if neither the head nor upload progress arrived within the connect timeout.
-    private func scheduleConnectTimer(after delay: Duration) {
-        control.asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
-            guard let self else { return }
-            let remaining = state.withLock { state -> Duration? in
-                guard state.head == nil, state.failure == nil else { return nil }
-                return limits.connectTimeout - state.lastProgress.duration(to: .now)
+    private enum Alarm {
+        case sleep(until: ContinuousClock.Instant)
+        case fire(CourierError)
+    }
+
+    /// What the watchdog does next: sleep until the deadline or the connect timeout, fire one, or stop (`nil`).
+    private func nextAlarm(deadline: ContinuousClock.Instant?) -> Alarm? {
+        let now = ContinuousClock.now
+        return state.withLock { state -> Alarm? in
+            guard state.failure == nil, !state.isComplete else { return nil }
+            if let deadline, now >= deadline {
+                return .fire(CourierError(code: .timedOut, stage: .transport, message: "the call's deadline passed"))
             }
-            guard let remaining else { return }
-            if remaining > .zero {
-                scheduleConnectTimer(after: remaining)
-            } else {
-                fail(
+            guard state.head == nil else { return deadline.map { .sleep(until: $0) } }
+            let connectDue = state.lastProgress + limits.connectTimeout
+            if now >= connectDue {
+                return .fire(
                     CourierError(
                         code: .connectTimeout,
                         stage: .transport,
@@ -364,12 +399,13 @@ final class ResponseTask: Sendable {
                     )
                 )
             }
+            return .sleep(until: deadline.map { min($0, connectDue) } ?? connectDue)
         }
     }
 
     private func pauseDelivery() {
         #if canImport(FoundationNetworking)
-            deliveryQueue.pauseDelivery(for: ObjectIdentifier(self))
+            lane.deliveryQueue.pause(delivery)
         #else
             // Darwin's suspend() pauses reading without restarting the transfer and does not block; called in
             // order, directly, so a resume can never overtake its suspend.
@@ -379,9 +415,18 @@ final class ResponseTask: Sendable {
 
     private func resumeDelivery() {
         #if canImport(FoundationNetworking)
-            deliveryQueue.resumeDelivery(for: ObjectIdentifier(self))
+            lane.deliveryQueue.resume(delivery)
         #else
             state.withLock { $0.task }?.resume()
+        #endif
+    }
+
+    /// The request ended: its transfer is never held back again.
+    private func releaseDelivery() {
+        #if canImport(FoundationNetworking)
+            lane.deliveryQueue.release(delivery)
+        #else
+            if let task = state.withLock({ $0.task }), task.state == .suspended { task.resume() }
         #endif
     }
 }

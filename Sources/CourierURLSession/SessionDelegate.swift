@@ -5,15 +5,28 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The one delegate of a transport's `URLSession`: routes each callback to the ``ResponseTask`` of its task.
+/// The delegate of a lane's `URLSession`: routes each callback to the ``ResponseTask`` of its task.
 ///
 /// It refuses every redirect, so the 3xx response itself reaches Courier, whose decisions follow redirects the
 /// same way on every transport (stripping credentials on a change of origin, which URLSession on Linux does not).
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let tasks = LockedBox([Int: ResponseTask]())
+    private let taskCompleted = LockedBox<(@Sendable () -> Void)?>(nil)
+
+    /// Sets what runs after each task's last callback (the lane is free again).
+    func onTaskComplete(_ body: @escaping @Sendable () -> Void) {
+        taskCompleted.withLock { $0 = body }
+    }
 
     func register(_ responseTask: ResponseTask, for task: URLSessionTask) {
         tasks.withLock { $0[task.taskIdentifier] = responseTask }
+    }
+
+    /// Fails every request of this session (the transport is shutting down).
+    func failAll(_ error: any Error) {
+        for responseTask in tasks.withLock({ Array($0.values) }) {
+            responseTask.fail(error)
+        }
     }
 
     private func responseTask(for task: URLSessionTask) -> ResponseTask? {
@@ -44,6 +57,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         responseTask(for: task)?.didSendBodyData()
     }
 
+    /// Refuses the redirect, so the 3xx response completes the task.
+    ///
+    /// FoundationNetworking reaches this callback only after the whole 3xx response was read, and stops with a
+    /// `fatalError` ("Received callback for HTTP redirection, but we're not waiting for it") if the answer arrives
+    /// after the task was cancelled. So the answer and a cancellation exclude each other: once the transport has
+    /// asked the task to cancel, the redirect is not answered (the cancelled task completes without it); once it is
+    /// answered, the task is never cancelled (it completes by itself right after, with the 3xx response).
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -51,6 +71,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
+        if let responseTask = responseTask(for: task), !responseTask.answerRedirect() { return }
         completionHandler(nil)
     }
 
@@ -66,5 +87,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let responseTask = tasks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         responseTask?.didComplete(error: error)
+        taskCompleted.withLock { $0 }?()
     }
 }

@@ -11,44 +11,40 @@ import Logging
 
 /// A ``Transport`` that sends requests with `URLSession` (FoundationNetworking on Linux).
 ///
-/// The transport owns its session and the session's delegate, so it controls what URLSession would otherwise do
-/// on its own:
+/// The transport owns its sessions and their delegates, so it controls what URLSession would otherwise do on its
+/// own:
 /// - it never follows a redirect: the 3xx response is returned, and Courier's redirect decision follows it;
 /// - it returns as soon as the response head arrives and streams the body, holding the transfer back while more
-///   than `responseBufferSize` unread bytes are buffered;
+///   than `responseBufferSize` unread bytes are buffered, so a download takes bounded memory at its reader's pace;
 /// - it counts the bytes URLSession decompresses and fails with ``CourierError/Code/decompressionLimit`` past
 ///   `maxDecompressedBytes`, or past `maxDecompressionRatio` times a compressed body's `Content-Length`;
 /// - it rejects a response with conflicting `Content-Length` values (``CourierError/Code/malformedResponse``),
 ///   and reports a body shorter than its
 ///   `Content-Length` as ``CourierError/Code/connectionFailed`` ("truncated"), never as a success;
-/// - cancelling the calling `Task` (before the head, or while the body is read) cancels the URLSession task and
-///   throws `CancellationError`; a passed ``TransportContext/deadline`` fails with ``CourierError/Code/timedOut``.
+/// - cancelling the calling `Task` (before the head, or while the body is read) throws `CancellationError` at once
+///   and cancels the URLSession task; a passed ``TransportContext/deadline`` fails with
+///   ``CourierError/Code/timedOut`` at the deadline, without waiting for URLSession.
 ///
 /// ```swift
 /// let client = Client(server: .production, transport: URLSessionTransport())
 /// ```
 ///
-/// On Linux, a streamed request body is sent chunked without being held in memory. On Apple platforms a streamed
-/// body is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with
+/// On Linux, FoundationNetworking cannot pause a download, so the transport holds back its work queue while a reader
+/// is behind, for at most a second (that queue is shared by every session of the process). Each request in flight
+/// has a session of its own, and idle sessions are reused (with their open connections) by later requests. A
+/// streamed request body is sent chunked without being held in memory. On Apple platforms one session serves every request, and a
+/// streamed body is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with
 /// ``CourierError/Code/unsupported``. On Linux, FoundationNetworking cannot send a `GET` with a body: that fails
 /// with ``CourierError/Code/unsupported`` too.
-///
-/// - Note: On Linux, the session's transfers share one work queue: a response body that is held but not read
-///   holds back the other transfers of the same transport until it is read, dropped, cancelled or times out.
-///   Give long-lived streams their own transport.
 public final class URLSessionTransport: Transport {
     /// The largest streamed request body collected in memory on platforms that cannot stream it (Apple).
     public static let maxBufferedUploadBytes = 64 * 1024 * 1024
 
-    let session: URLSession
-    let delegate: SessionDelegate
+    /// How many idle sessions (Linux) are kept for reuse, with their open connections.
+    static let maxIdleSessions = 16
+
+    let lanes: LanePool
     let limits: ResponseTask.Limits
-    /// Where URLSession's task methods run: they wait for its work queue, which may be held back (see
-    /// ``DeliveryQueue``), and must not block Swift's cooperative threads.
-    let control = DispatchQueue(label: "Courier.URLSessionTransport.control", attributes: .concurrent)
-    #if canImport(FoundationNetworking)
-        let deliveryQueue: DeliveryQueue
-    #endif
 
     /// A configuration suited to Courier: no cookie storage, no URL cache, no credential storage.
     ///
@@ -65,26 +61,30 @@ public final class URLSessionTransport: Transport {
         return configuration
     }
 
-    /// Creates a transport with its own `URLSession`.
+    /// Creates a transport with its own `URLSession`s.
     ///
     /// - Parameters:
-    ///   - configuration: The session's configuration; its `timeoutIntervalForRequest` is URLSession's idle
+    ///   - configuration: The sessions' configuration; its `timeoutIntervalForRequest` is URLSession's idle
     ///     timeout. The transport copies it; later changes have no effect.
     ///   - connectTimeout: How long to wait for the server. URLSession reports no "connected" event, so this bounds
     ///     the time until the response head arrives; sending request body bytes restarts it.
     ///   - maxDecompressedBytes: The most bytes a body with a `Content-Encoding` may decompress to.
     ///   - maxDecompressionRatio: The most a body with a `Content-Encoding` and a `Content-Length` may grow by
     ///     when decompressed.
-    ///   - responseBufferSize: How many unread response bytes are buffered before the transfer is held back. On
-    ///     Linux a reader that does not drain its body within a second stops holding back the process's other
-    ///     URLSession transfers; its body then fails with ``CourierError/Code/unsupported`` once more than
-    ///     16 × `responseBufferSize` (at least 64 MiB) are unread.
+    ///   - responseBufferSize: How many unread response bytes are buffered before the transfer is held back until
+    ///     the reader has drained half of them. On Linux a reader that does not drain its body within a second
+    ///     stops holding back the process's other URLSession transfers; its body then fails with
+    ///     ``CourierError/Code/unsupported`` once more than 16 × `responseBufferSize` (at least 64 MiB) are unread.
+    ///   - maxConcurrentRequests: On Linux, the most requests in flight at once (each has a session of its own);
+    ///     more wait, first come first served, for one to end. Like a connection pool's limit, it counts a
+    ///     response whose body is still held. Ignored on Apple platforms.
     public init(
         configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration(),
         connectTimeout: Duration = .seconds(10),
         maxDecompressedBytes: Int = 100 * 1024 * 1024,
         maxDecompressionRatio: Int = 100,
-        responseBufferSize: Int = 4 * 1024 * 1024
+        responseBufferSize: Int = 4 * 1024 * 1024,
+        maxConcurrentRequests: Int = 64
     ) {
         self.limits = ResponseTask.Limits(
             maxDecompressedBytes: Int64(max(0, maxDecompressedBytes)),
@@ -93,32 +93,22 @@ public final class URLSessionTransport: Transport {
             maxUnreadBytes: max(64 * 1024 * 1024, 16 * max(1, responseBufferSize)),
             connectTimeout: connectTimeout
         )
-        let delegate = SessionDelegate()
-        self.delegate = delegate
-        #if canImport(FoundationNetworking)
-            // 64 queued callbacks of at most 16 KiB each (libcurl's default write size): about 1 MiB in flight.
-            let queue = DeliveryQueue(maxPendingOperations: 64, maxStall: .seconds(1))
-            self.deliveryQueue = queue
-        #else
-            let queue = OperationQueue()
-            queue.maxConcurrentOperationCount = 1
-        #endif
-        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+        self.lanes = LanePool(
+            configuration: configuration,
+            maxLanes: maxConcurrentRequests,
+            maxIdleLanes: Self.maxIdleSessions
+        )
     }
 
     deinit {
         shutdown()
     }
 
-    /// Cancels every request in flight and releases the session; later calls to ``send(_:context:)`` fail.
+    /// Cancels every request in flight and releases the sessions; later calls to ``send(_:context:)`` fail.
     ///
     /// Calling it more than once is harmless. The transport calls it when it is deinitialized.
     public func shutdown() {
-        #if canImport(FoundationNetworking)
-            deliveryQueue.invalidate()
-        #endif
-        let session = session
-        control.async { session.invalidateAndCancel() }
+        lanes.shutDown(failing: CancellationError())
     }
 
     /// Sends `request` and returns once the response head has arrived; the body streams afterwards.
@@ -173,33 +163,31 @@ public final class URLSessionTransport: Transport {
                 #endif
             }
         }
-        #if canImport(FoundationNetworking)
-            let responseTask = ResponseTask(
-                method: request.head.method,
-                limits: limits,
-                control: control,
-                deliveryQueue: deliveryQueue,
-                cancelUpload: cancelUpload
-            )
-        #else
-            let responseTask = ResponseTask(
-                method: request.head.method,
-                limits: limits,
-                control: control,
-                cancelUpload: cancelUpload
-            )
-        #endif
+        let lane: SessionLane
+        do {
+            lane = try await lanes.checkOut(deadline: context.deadline)
+        } catch {
+            cancelUpload?()
+            throw error
+        }
+        let responseTask = ResponseTask(
+            method: request.head.method,
+            limits: limits,
+            lane: lane,
+            cancelUpload: cancelUpload
+        )
+        responseTask.startTimers(deadline: context.deadline)
         if let pump {
             pumpTask.withLock { $0 = Task { await pump(responseTask) } }
         }
         context.logger.debug("URLSession request starting", metadata: ["method": "\(request.head.method)"])
-        let (session, delegate, deadline, finalRequest) = (session, delegate, context.deadline, urlRequest)
+        let finalRequest = urlRequest
         let head = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                control.async {
-                    let task = session.dataTask(with: finalRequest)
-                    delegate.register(responseTask, for: task)
-                    responseTask.start(task, deadline: deadline, continuation: continuation)
+                lane.control.async {
+                    let task = lane.session.dataTask(with: finalRequest)
+                    lane.delegate.register(responseTask, for: task)
+                    responseTask.start(task, continuation: continuation)
                 }
             }
         } onCancel: {

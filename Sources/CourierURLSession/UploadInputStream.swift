@@ -7,8 +7,8 @@ import Foundation
     /// Linux has no `Stream.getBoundStreams`, so the request's `httpBodyStream` is an ``UploadInputStream`` over
     /// this pipe. libcurl reads it synchronously on the session's work queue: ``read(into:maxLength:)`` blocks until
     /// ``pump(_:)`` (running in a `Task`) has produced bytes, and ``pump(_:)`` suspends while `capacity` bytes are
-    /// buffered, so the whole body is never held in memory. While a read waits for the body's producer, the
-    /// session's other transfers wait too.
+    /// buffered, so the whole body is never held in memory. While a read waits for the body's producer,
+    /// FoundationNetworking's work queue (shared by every session of the process) waits too.
     ///
     /// - Important: `@unchecked Sendable` is sound because every mutable property is private and only accessed
     ///   while `condition` (an `NSCondition`) is locked; continuations are resumed after unlocking.

@@ -42,6 +42,20 @@ struct EchoConformanceTests {
         }
     }
 
+    @Test("a GET with a body is sent as is, or refused as unsupported", arguments: TransportKind.all, ServerKind.all)
+    func getWithBody(transport: TransportKind, server: ServerKind) async throws {
+        try await server.withBaseURL { baseURL in
+            let client = makeClient(transport, baseURL)
+            try await withCapability(.getWithBody, on: transport) {
+                let echo = try await client.send(
+                    HTTPBinCall<Echo>(method: .get, path: "/anything", body: .text("a query in a body"))
+                )
+                #expect(echo.method == "GET")
+                #expect(echo.data == "a query in a body")
+            }
+        }
+    }
+
     @Test("a non-2xx status is a typed error carrying the response", arguments: TransportKind.all, ServerKind.all)
     func statusHandling(transport: TransportKind, server: ServerKind) async throws {
         try await server.withBaseURL { baseURL in

@@ -132,6 +132,33 @@ struct URLSessionTransportTests {
         #expect(error?.code == .unsupported)
     }
 
+    @Test func cancellingOrTimingOutAroundARedirectNeverCrashes() async throws {
+        defer { server.stop() }
+        // FoundationNetworking stops the process if a redirect is answered after its task was cancelled. Cancel
+        // and time out calls at every stage around the 302: before the head, while the redirect is answered, after.
+        for round in 0..<60 {
+            let sent = try request(.get, "/redirect")
+            let transport = transport
+            let call = Task { try await transport.send(sent, context: TransportContext()) }
+            if round % 3 != 0 { await Task.yield() }
+            if round % 3 == 2 { try await Task.sleep(for: .microseconds(200 * (round % 10))) }
+            call.cancel()
+            switch await call.result {
+            case .success(let response): #expect(response.head.status.code == 302)
+            case .failure(let error): #expect(error is CancellationError)
+            }
+            let context = TransportContext(deadline: .now + .microseconds(100 * (round % 20)))
+            do {
+                let response = try await transport.send(try request(.get, "/redirect"), context: context)
+                #expect(response.head.status.code == 302)
+            } catch let error as CourierError {
+                #expect(error.code == .timedOut)
+            }
+        }
+        let response = try await transport.send(try request(.get, "/redirect"), context: TransportContext())
+        #expect(response.head.status.code == 302)
+    }
+
     @Test func aSlowReaderGetsEveryByteWithBoundedMemory() async throws {
         defer { server.stop() }
         let size = 64 * 1024 * 1024

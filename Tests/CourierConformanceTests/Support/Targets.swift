@@ -19,14 +19,55 @@ struct TransportKind: Sendable, CustomTestStringConvertible, Hashable {
     static let urlSession = TransportKind(name: "URLSession") { URLSessionTransport() }
 
     /// Every transport the conformance suite runs on.
+    static let all: [TransportKind] = [.asyncHTTPClient, .urlSession]
+
+    /// Why this transport cannot do `capability` on this platform, or `nil` when it can.
     ///
-    /// URLSession is left out for now: on Linux, FoundationNetworking runs every session of the process on one
-    /// libcurl thread, so its backpressure and streamed uploads stall other URLSession calls in the same process,
-    /// and a redirect answered while a task is cancelled crashes FoundationNetworking ("Received callback for HTTP
-    /// redirection, but we're not waiting for it"). `COURIER_CONFORMANCE_URLSESSION=1` runs it anyway.
-    static let all: [TransportKind] =
-        ProcessInfo.processInfo.environment["COURIER_CONFORMANCE_URLSESSION"] == "1"
-        ? [.asyncHTTPClient, .urlSession] : [.asyncHTTPClient]
+    /// A declared gap is not skipped: ``withCapability(_:on:_:)`` asserts that the transport refuses with
+    /// ``CourierError/Code/unsupported`` and prints the result.
+    func unsupportedReason(_ capability: Capability) -> String? {
+        #if canImport(FoundationNetworking)
+            if self == .urlSession, capability == .getWithBody {
+                return "FoundationNetworking refuses to send a GET with a body"
+            }
+        #endif
+        return nil
+    }
+}
+
+/// A behaviour of the conformance suite that a transport may declare it cannot do.
+struct Capability: Hashable, Sendable, CustomStringConvertible {
+    let name: String
+    var description: String { name }
+
+    /// A `GET` request with a body (RFC 9110 §9.3.1: allowed, with no defined meaning).
+    static let getWithBody = Capability(name: "GET with a body")
+}
+
+/// Runs `body`, which exercises `capability` on `transport`.
+///
+/// Where the transport declares the capability unsupported, `body` must fail with
+/// ``CourierError/Code/unsupported``: a success or any other error fails the test, and the expected refusal is
+/// printed as `conformance: <transport> · <capability>: unsupported (<reason>)`.
+func withCapability(
+    _ capability: Capability,
+    on transport: TransportKind,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async throws {
+    guard let reason = transport.unsupportedReason(capability) else {
+        try await body()
+        return
+    }
+    do {
+        try await body()
+        Issue.record(
+            "\(transport.name) declares \(capability) unsupported (\(reason)), but it worked",
+            sourceLocation: sourceLocation
+        )
+    } catch let error as CourierError where error.code == .unsupported {
+        print("conformance: \(transport.name) · \(capability): unsupported (\(reason)): \(error.message ?? "")")
+    }
 }
 
 /// A server the conformance suite runs against.

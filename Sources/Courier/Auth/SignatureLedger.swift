@@ -14,6 +14,25 @@ final class SignatureLedger: Sendable {
 
     private let entries = LockedBox<[Entry]>([])
 
+    /// A change of the credential that signs requests, for observers such as ``HTTPCache``.
+    enum Change: Sendable {
+        /// A credential was installed (signed in, refreshed or loaded) and signs requests from now on.
+        case installed(authorization: String)
+        /// Every credential was forgotten (signed out, or signed in afresh).
+        case cleared
+    }
+
+    private let observers = LockedBox<[@Sendable (Change) -> Void]>([])
+
+    /// Calls `observer` synchronously on every later change, before the change's caller goes on.
+    func observe(_ observer: @escaping @Sendable (Change) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    private func notify(_ change: Change) {
+        for observer in observers.withLock({ $0 }) { observer(change) }
+    }
+
     /// Remembers that `credential` signs requests with its ``Credential/authorizationValue``.
     func record(_ credential: Credential) {
         let entry = Entry(version: credential.version, fingerprint: Self.fingerprint(credential.authorizationValue))
@@ -22,6 +41,7 @@ final class SignatureLedger: Sendable {
             entries.append(entry)
             if entries.count > Self.capacity { entries.removeFirst(entries.count - Self.capacity) }
         }
+        notify(.installed(authorization: credential.authorizationValue))
     }
 
     /// The version of the credential whose `Authorization` value is `authorization`, if it is a recent one.
@@ -33,6 +53,7 @@ final class SignatureLedger: Sendable {
     /// Forgets every signature (a new session starts).
     func removeAll() {
         entries.withLock { $0.removeAll() }
+        notify(.cleared)
     }
 
     /// A SipHash of `value` under the process's random seed: equal for equal values, useless to an attacker.

@@ -10,6 +10,25 @@ extension Client {
         /// A logger that discards everything (the default: Courier is silent unless given a logger).
         public static let disabledLogger = Logger(label: "courier", factory: { _ in SwiftLogNoOpLogHandler() })
 
+        /// The HTTP cache around the transport (design §1 step 4); `nil` (the default) caches nothing.
+        ///
+        /// Off by default, like OkHttp: a cache serves responses without asking the server, needs a decision on
+        /// where it lives (memory or a directory) and how big it may get, and must follow the app's sign-in
+        /// state. Each request chooses how it uses the cache with ``Request/cachePolicy``.
+        public var cache: HTTPCache? = nil
+
+        /// Whether identical GET and HEAD requests in flight at the same time share one transfer (each caller
+        /// still runs its own decisions and parser); `false` by default.
+        ///
+        /// Opt-in: sharing is invisible for a well-behaved API, but not for a server whose GETs have side
+        /// effects or per-request values (counters, nonces, `/uuid`), for metrics that count requests, or for
+        /// test doubles that script one answer per request; and a client with a cache already sends most
+        /// repeated GETs only once. Streamed downloads never share.
+        public var deduplicatesRequests = false
+
+        /// The transfers in flight, shared by copies of this configuration.
+        let inflight = InflightRequests()
+
         /// Adapters run on every request after the request's own: authentication, user agent.
         /// Default: `[UserAgentAdapter.courier]`.
         public var adapters: [any RequestAdapter]

@@ -83,6 +83,8 @@ struct Pipeline<R: Request>: Sendable {
         let (server, base) = try client.server(for: request)
         let limit = request.maxResponseBodySize ?? configuration.maxResponseBodySize
         let streamingParser = request.parser.streamingParser
+        let cacheStage = CacheStage(
+            configuration: configuration, policy: request.cachePolicy, streamsBody: streamingParser != nil)
         while true {
             try Task.checkCancellation()
             attempt += 1
@@ -118,7 +120,7 @@ struct Pipeline<R: Request>: Sendable {
             var received: ReceivedResponse
             let streamsBody: Bool
             do {
-                sent = try await client.transport.send(outgoing, context: context)
+                sent = try await cacheStage.send(outgoing, context: context, over: client.transport)
                 state.withLock { $0.response = sent.head }
                 events?.responseHead(sent.head, attempt: attempt)
                 if let progress {
@@ -133,8 +135,11 @@ struct Pipeline<R: Request>: Sendable {
                 streamsBody = streamingParser != nil && sent.head.status.kind == .successful
                 let body =
                     streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
-                received = ReceivedResponse(head: sent.head, body: body)
+                received = ReceivedResponse(head: sent.head, body: body, cacheStatus: cacheStage.status)
                 state.withLock {
+                    if let status = received.cacheStatus {
+                        $0.trace.record(.cache, "\(status)", .succeeded, attempt: attempt)
+                    }
                     $0.bodySize = streamsBody ? nil : body.count
                     $0.body = body
                 }

@@ -81,11 +81,14 @@ public struct ReceivedResponse: Sendable {
     public var head: HTTPResponse
     /// The body (bounded by the request's or client's limit).
     public var body: Data
+    /// Whether the response came from the client's cache, and how old it is; `nil` without a cache.
+    public var cacheStatus: CacheStatus?
 
     /// Creates a response.
-    public init(head: HTTPResponse, body: Data = Data()) {
+    public init(head: HTTPResponse, body: Data = Data(), cacheStatus: CacheStatus? = nil) {
         self.head = head
         self.body = body
+        self.cacheStatus = cacheStatus
     }
 
     /// The status.

@@ -10,6 +10,7 @@ extension CourierError {
             case unexpectedResponse, connectTimeout, malformedResponse, decompressionLimit, unsupported
             case redirectLimit, redirectCycle, insecureRedirect, invalidRedirect
             case reauthenticationRequired, excessiveRefresh, credentialStoreFailed
+            case cacheMiss
         }
 
         private let base: Base
@@ -75,5 +76,8 @@ extension CourierError {
         public static let excessiveRefresh = Code(.excessiveRefresh)
         /// A credential store could not read, write or delete the credential (a corrupt file, a Keychain error).
         public static let credentialStoreFailed = Code(.credentialStoreFailed)
+        /// The cache has no usable response and the request may not use the network (``CachePolicy/cacheOnly``,
+        /// or `Cache-Control: only-if-cached`).
+        public static let cacheMiss = Code(.cacheMiss)
     }
 }

@@ -1,7 +1,8 @@
 /// The path one call took through Courier: every adapter and decision that ran, per attempt, and the parse.
 ///
-/// Its description is the bracketed part of a log line, decisions only:
-/// `validateStatus ✓ → parse ✓`, or after a token refresh `refreshToken ↻ restart → validateStatus ✓ → parse ✓`.
+/// Its description is the bracketed part of a log line, without the adapters:
+/// `validateStatus ✓ → parse ✓`, after a token refresh `refreshToken ↻ restart → validateStatus ✓ → parse ✓`,
+/// and from the cache `cache hit → validateStatus ✓ → parse ✓`.
 public struct DecisionTrace: Hashable, Sendable, CustomStringConvertible {
     /// One step of the trace.
     public struct Step: Hashable, Sendable {
@@ -13,6 +14,9 @@ public struct DecisionTrace: Hashable, Sendable, CustomStringConvertible {
             case decision
             /// The parser produced the value.
             case parse
+            /// The cache was consulted; the name says what it did (``CacheStatus/description``: `cache hit`,
+            /// `cache revalidated`, `cache stale`, `cache miss`).
+            case cache
         }
 
         /// How the step ended.
@@ -61,7 +65,7 @@ public struct DecisionTrace: Hashable, Sendable, CustomStringConvertible {
 
     /// The names of the decisions and the parse, in order (for assertions).
     public var decisionNames: [String] {
-        steps.filter { $0.kind != .adapter }.map(\.name)
+        steps.filter { $0.kind == .decision || $0.kind == .parse }.map(\.name)
     }
 
     /// The names of the adapters that ran in `attempt`.
@@ -72,7 +76,8 @@ public struct DecisionTrace: Hashable, Sendable, CustomStringConvertible {
     /// Decisions and parse, such as `retry ↻ restart → validateStatus ✓ → parse ✓`.
     public var description: String {
         steps.lazy.filter { $0.kind != .adapter }.map { step in
-            switch step.outcome {
+            if step.kind == .cache { return step.name }
+            return switch step.outcome {
             case .succeeded, .finished: "\(step.name) ✓"
             case .restarted: "\(step.name) ↻ restart"
             case .failed: "\(step.name) ✗"

@@ -61,6 +61,10 @@ public protocol Request: Sendable {
     /// When this request is retried. Default: `nil` (the client's ``Client/Configuration/retryPolicy``).
     var retryPolicy: RetryPolicy? { get }
 
+    /// How this request uses the client's ``Client/Configuration/cache``. Default:
+    /// ``CachePolicy/useProtocolRules`` (RFC 9111).
+    var cachePolicy: CachePolicy { get }
+
     /// The adapters that shape the outgoing request, in order. Default: ``standardAdapters``.
     var adapters: [any RequestAdapter] { get }
 
@@ -93,6 +97,8 @@ extension Request {
     public var maxResponseBodySize: Int? { nil }
     /// The client's retry policy.
     public var retryPolicy: RetryPolicy? { nil }
+    /// ``CachePolicy/useProtocolRules``.
+    public var cachePolicy: CachePolicy { .useProtocolRules }
     /// ``standardAdapters``.
     public var adapters: [any RequestAdapter] { standardAdapters }
     /// Validate the status: a non-2xx response fails with ``CourierError/Code/unacceptableStatus``.

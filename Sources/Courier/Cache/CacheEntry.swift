@@ -1,0 +1,120 @@
+import Foundation
+import HTTPTypes
+
+/// A stored response with the times the cache needs to compute its age (RFC 9111 §4.2.3).
+struct CacheEntry: Sendable {
+    var key: CacheKey
+    var status: Int
+    /// The stored response header fields, in order, without hop-by-hop fields.
+    var headers: [(name: String, value: String)]
+    var body: Data
+    /// When the request that produced (or last validated) the response was sent.
+    var requestTime: Date
+    /// When its response head arrived.
+    var responseTime: Date
+    /// The request header values the response's `Vary` nominates (lowercase names; `nil` when absent).
+    var vary: [String: String?]
+
+    /// Derived from `headers` once, so a lookup parses no dates.
+    private(set) var control: CacheControl
+    private(set) var date: Date?
+    private(set) var expires: Date?
+    private(set) var lastModified: Date?
+    private(set) var ageValue: TimeInterval
+    private(set) var eTag: String?
+    private(set) var lastModifiedText: String?
+
+    init(
+        key: CacheKey,
+        status: Int,
+        headers: [(name: String, value: String)],
+        body: Data,
+        requestTime: Date,
+        responseTime: Date,
+        vary: [String: String?]
+    ) {
+        self.key = key
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.vary = vary
+        let fields = Self.fields(headers)
+        control = CacheControl(fields)
+        date = fields[.date].flatMap(RetryAfter.parseHTTPDate)
+        // An invalid Expires (such as "0") means "already expired" (RFC 9111 §5.3).
+        expires = fields[.expires].map { RetryAfter.parseHTTPDate($0) ?? .distantPast }
+        lastModifiedText = fields[.lastModified]
+        lastModified = lastModifiedText.flatMap(RetryAfter.parseHTTPDate)
+        ageValue =
+            fields[.age].flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
+        eTag = fields[.eTag]
+    }
+
+    /// The stored head as swift-http-types fields.
+    var headerFields: HTTPFields { Self.fields(headers) }
+
+    /// The stored response.
+    var response: HTTPResponse {
+        HTTPResponse(status: HTTPResponse.Status(code: status), headerFields: headerFields)
+    }
+
+    /// Bytes the entry takes in a store: body, header text and a fixed overhead.
+    var cost: Int { body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 256 }
+
+    /// The entry's current age at `now` (RFC 9111 §4.2.3).
+    func age(at now: Date) -> TimeInterval {
+        let apparentAge = max(0, responseTime.timeIntervalSince(date ?? responseTime))
+        let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
+        let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
+        return correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
+    }
+
+    /// How long the entry is fresh for (RFC 9111 §4.2.1, private cache: `s-maxage` does not apply).
+    ///
+    /// Explicit `max-age`, else `Expires − Date`; else, for a heuristically cacheable status and a URL without a
+    /// query, 10 % of `Date − Last-Modified` (§4.2.2); else zero.
+    var freshnessLifetime: TimeInterval {
+        if let maxAge = control.maxAge { return TimeInterval(maxAge) }
+        if let expires { return max(0, expires.timeIntervalSince(date ?? responseTime)) }
+        if let lastModified, !key.url.contains("?"), CacheRules.heuristicallyCacheable.contains(status) {
+            return max(0, (date ?? responseTime).timeIntervalSince(lastModified)) / 10
+        }
+        return 0
+    }
+
+    /// Whether a request with `fields` selects this entry: every header `Vary` nominates has the stored value.
+    func matches(_ fields: HTTPFields) -> Bool {
+        vary.allSatisfy { name, value in Self.joinedValue(of: name, in: fields) == value }
+    }
+
+    /// The entry updated by a `304 Not Modified` (RFC 9111 §4.3.4): its fields replace the stored ones of the
+    /// same name, except the framing fields.
+    func merging(_ notModified: HTTPResponse, requestTime: Date, responseTime: Date) -> CacheEntry {
+        let replaced = Set(
+            notModified.headerFields.map { $0.name.canonicalName }.filter { !CacheRules.keptOnMerge.contains($0) })
+        var merged = headers.filter { !replaced.contains($0.name.lowercased()) }
+        for field in notModified.headerFields where replaced.contains(field.name.canonicalName) {
+            merged.append((field.name.rawName, field.value))
+        }
+        return CacheEntry(
+            key: key, status: status, headers: merged, body: body, requestTime: requestTime,
+            responseTime: responseTime, vary: vary)
+    }
+
+    /// All values of the field `name` in `fields`, joined by `, `; `nil` when absent.
+    static func joinedValue(of name: String, in fields: HTTPFields) -> String? {
+        guard let fieldName = HTTPField.Name(name) else { return nil }
+        let values = fields[values: fieldName]
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
+    static func fields(_ headers: [(name: String, value: String)]) -> HTTPFields {
+        var fields = HTTPFields()
+        for header in headers {
+            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+        }
+        return fields
+    }
+}

@@ -1,0 +1,24 @@
+/// How one request uses the client's ``HTTPCache`` (the Kabuki talk's `cacheEnabled`, with URLSession's choices).
+///
+/// Set it on a request with the ``Request/cachePolicy`` property; it has no effect when the client has no cache.
+///
+/// ```swift
+/// struct Timeline: Request {
+///     typealias Response = [Post]
+///     var path: String { "/timeline" }
+///     var cachePolicy: CachePolicy { .returnCacheElseLoad }
+/// }
+/// ```
+public enum CachePolicy: Hashable, Sendable {
+    /// RFC 9111: serve a fresh entry, revalidate a stale one, store what may be stored. The default.
+    case useProtocolRules
+    /// Go to the network whatever is stored (no validators), then store the response if it may be stored.
+    case reloadIgnoringCache
+    /// Serve any stored entry, fresh or stale (marked stale), without validating it; load when there is none.
+    case returnCacheElseLoad
+    /// Serve any stored entry, fresh or stale; never use the network. A miss fails with
+    /// ``CourierError/Code/cacheMiss``.
+    case cacheOnly
+    /// Neither read nor write the cache, for responses that must never be kept (token endpoints).
+    case bypass
+}

@@ -1,0 +1,223 @@
+import Foundation
+import HTTPTypes
+
+/// Step 4 of a call (design §1): the cache and in-flight de-duplication around the transport.
+///
+/// The pipeline calls ``send(_:context:over:)`` instead of the transport. A fresh entry is answered without the
+/// network; a stale one is revalidated and a `304` merged; a storable response is read into memory and stored;
+/// an unsafe method's success invalidates. Afterwards ``status`` says what happened, for the trace and for
+/// ``ReceivedResponse/cacheStatus``. One stage per call; attempts reuse it.
+struct CacheStage: Sendable {
+    let cache: HTTPCache?
+    let policy: CachePolicy
+    let inflight: InflightRequests?
+    private let outcome = LockedBox<CacheStatus?>(nil)
+
+    init(cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?) {
+        self.cache = cache
+        self.policy = policy
+        self.inflight = inflight
+    }
+
+    /// The stage of a call with `configuration` and a request with `policy`; a streamed body bypasses the cache.
+    init(configuration: Client.Configuration, policy: CachePolicy, streamsBody: Bool) {
+        self.init(
+            cache: configuration.cache,
+            policy: streamsBody ? .bypass : policy,
+            inflight: configuration.deduplicatesRequests && !streamsBody ? configuration.inflight : nil
+        )
+        if let cache = configuration.cache {
+            for case let adapter as AuthenticationAdapter in configuration.adapters {
+                cache.follow(adapter.authenticator)
+            }
+        }
+    }
+
+    /// What the cache did in the last ``send(_:context:over:)``; `nil` when it was not involved.
+    var status: CacheStatus? { outcome.withLock { $0 } }
+
+    /// Sends `request` through the cache and the transport.
+    func send(
+        _ request: OutgoingRequest,
+        context: TransportContext,
+        over transport: any Transport
+    ) async throws -> TransportResponse {
+        outcome.withLock { $0 = nil }
+        guard let cache, policy != .bypass, let url = request.head.url else {
+            return try await network(request, context: context, over: transport)
+        }
+        if !CacheRules.isSafe(request.head.method) {
+            let response = try await network(request, context: context, over: transport)
+            if (200..<400).contains(response.head.status.code) {
+                for target in CacheRules.invalidatedURLs(request: url, response: response.head) {
+                    cache.store.removeAll { $0.url == target }
+                }
+            }
+            return response
+        }
+        let fields = request.head.headerFields
+        let requestControl = CacheControl(fields)
+        guard request.head.method == .get, request.body == nil, !requestControl.noStore,
+            fields[.ifNoneMatch] == nil, fields[.ifModifiedSince] == nil, fields[.range] == nil,
+            let key = CacheKey(request.head)
+        else {
+            return try await network(request, context: context, over: transport)
+        }
+        let stored =
+            policy == .reloadIgnoringCache ? nil : cache.store.entry(for: key).flatMap { $0.matches(fields) ? $0 : nil }
+        let now = cache.now()
+        if let stored {
+            let age = stored.age(at: now)
+            let lifetime = stored.freshnessLifetime
+            if policy == .returnCacheElseLoad || policy == .cacheOnly {
+                return serve(stored, age: age, as: age < lifetime ? .hit : .stale)
+            }
+            if !stored.control.noCache, !requestControl.noCache {
+                var fresh = age + TimeInterval(requestControl.minFresh ?? 0) < lifetime
+                if let maxAge = requestControl.maxAge, age > TimeInterval(maxAge) { fresh = false }
+                if fresh { return serve(stored, age: age, as: .hit) }
+                let staleness = age - lifetime
+                if !stored.control.mustRevalidate {
+                    if let maxStale = requestControl.maxStale,
+                        maxStale == Int.max || staleness <= TimeInterval(maxStale)
+                    {
+                        return serve(stored, age: age, as: .stale)
+                    }
+                    if let window = stored.control.staleWhileRevalidate, staleness <= TimeInterval(window) {
+                        revalidateInBackground(request, stored: stored, key: key, cache: cache, over: transport)
+                        return serve(stored, age: age, as: .stale)
+                    }
+                }
+            }
+        }
+        if policy == .cacheOnly || requestControl.onlyIfCached {
+            throw CourierError(
+                code: .cacheMiss,
+                stage: .cache,
+                message: "the cache has no usable response for GET \(url.absoluteString) and may not use the network"
+            )
+        }
+        return try await fetch(
+            request, stored: stored, key: key, requestControl: requestControl, cache: cache, context: context,
+            over: transport)
+    }
+
+    /// Sends `request` (conditional on `stored`), then merges a 304, falls back to `stored` when allowed, or
+    /// stores the response.
+    private func fetch(
+        _ request: OutgoingRequest,
+        stored: CacheEntry?,
+        key: CacheKey,
+        requestControl: CacheControl,
+        cache: HTTPCache,
+        context: TransportContext,
+        over transport: any Transport
+    ) async throws -> TransportResponse {
+        var outgoing = request
+        if let stored {
+            if let eTag = stored.eTag { outgoing.head.headerFields[.ifNoneMatch] = eTag }
+            if let lastModified = stored.lastModifiedText {
+                outgoing.head.headerFields[.ifModifiedSince] = lastModified
+            }
+        }
+        let requestTime = cache.now()
+        let response: TransportResponse
+        do {
+            response = try await network(outgoing, context: context, over: transport)
+        } catch {
+            if let stored, !(error is CancellationError), !Task.isCancelled,
+                canServeStale(stored, at: cache.now(), networkFailed: true, cache: cache)
+            {
+                return serve(stored, age: stored.age(at: cache.now()), as: .stale)
+            }
+            throw error
+        }
+        let responseTime = cache.now()
+        let code = response.head.status.code
+        if let stored, code == 304 {
+            let merged = stored.merging(response.head, requestTime: requestTime, responseTime: responseTime)
+            cache.store.store(merged)
+            return serve(merged, age: merged.age(at: responseTime), as: .revalidated)
+        }
+        if let stored, (500...504).contains(code),
+            canServeStale(stored, at: responseTime, networkFailed: false, cache: cache)
+        {
+            _ = try? await response.body.collect(upTo: context.maxResponseBodySize)
+            return serve(stored, age: stored.age(at: responseTime), as: .stale)
+        }
+        outcome.withLock { $0 = CacheStatus(outcome: .miss) }
+        guard CacheRules.isStorable(response.head, requestControl: requestControl) else {
+            if stored != nil { cache.store.removeAll { $0 == key } }
+            return response
+        }
+        // A body cut short throws here (nothing is stored) and fails the call as it would without a cache.
+        let body = try await BodyReader.read(response, for: request.head.method, limit: context.maxResponseBodySize)
+        if CacheRules.isComplete(body, response: response.head) {
+            let vary = CacheRules.varyNames(response.head.headerFields).map {
+                ($0, CacheEntry.joinedValue(of: $0, in: request.head.headerFields))
+            }
+            cache.store.store(
+                CacheEntry(
+                    key: key,
+                    status: code,
+                    headers: response.head.headerFields.filter { !CacheRules.hopByHop.contains($0.name.canonicalName) }
+                        .map { ($0.name.rawName, $0.value) },
+                    body: body,
+                    requestTime: requestTime,
+                    responseTime: responseTime,
+                    vary: Dictionary(vary, uniquingKeysWith: { first, _ in first })
+                ))
+        }
+        return TransportResponse(head: response.head, body: MessageBody(body))
+    }
+
+    /// Whether `stored` may be served stale because the origin failed (RFC 5861 `stale-if-error`; offline).
+    private func canServeStale(_ stored: CacheEntry, at now: Date, networkFailed: Bool, cache: HTTPCache) -> Bool {
+        // must-revalidate and no-cache: an error, never unvalidated data (RFC 9111 §5.2.2.2, §5.2.2.4).
+        guard !stored.control.mustRevalidate, !stored.control.noCache else { return false }
+        if let window = stored.control.staleIfError,
+            stored.age(at: now) - stored.freshnessLifetime <= TimeInterval(window)
+        {
+            return true
+        }
+        return networkFailed && cache.servesStaleWhenOffline
+    }
+
+    private func serve(_ entry: CacheEntry, age: TimeInterval, as kind: CacheStatus.Outcome) -> TransportResponse {
+        var head = entry.response
+        head.headerFields[.age] = String(Int(age.rounded(.down)))
+        outcome.withLock { $0 = CacheStatus(outcome: kind, age: .milliseconds(Int64((age * 1000).rounded(.down)))) }
+        return TransportResponse(head: head, body: MessageBody(entry.body))
+    }
+
+    /// RFC 5861 `stale-while-revalidate`: the caller gets the stale entry; this revalidates it meanwhile.
+    private func revalidateInBackground(
+        _ request: OutgoingRequest,
+        stored: CacheEntry,
+        key: CacheKey,
+        cache: HTTPCache,
+        over transport: any Transport
+    ) {
+        let stage = CacheStage(cache: cache, policy: .useProtocolRules, inflight: inflight)
+        cache.runInBackground {
+            let context = TransportContext()
+            if let response = try? await stage.fetch(
+                request, stored: stored, key: key, requestControl: CacheControl(request.head.headerFields),
+                cache: cache, context: context, over: transport)
+            {
+                _ = try? await response.body.collect(upTo: context.maxResponseBodySize)
+            }
+        }
+    }
+
+    private func network(
+        _ request: OutgoingRequest,
+        context: TransportContext,
+        over transport: any Transport
+    ) async throws -> TransportResponse {
+        if let inflight, InflightRequests.canShare(request) {
+            return try await inflight.send(request, context: context, over: transport)
+        }
+        return try await transport.send(request, context: context)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HTTPTypes
+
+/// A value with what the cache did to get it.
+public struct CachedResponse<Value: Sendable>: Sendable {
+    /// The parsed value.
+    public var value: Value
+    /// Whether it came from the cache, how old and whether stale; `nil` when the cache was not involved.
+    public var cacheStatus: CacheStatus?
+
+    /// Creates a cached response.
+    public init(value: Value, cacheStatus: CacheStatus?) {
+        self.value = value
+        self.cacheStatus = cacheStatus
+    }
+}
+
+extension Client {
+    /// Sends `request` like ``send(_:)`` and also returns its ``CacheStatus``: from the cache or not, its age,
+    /// stale or not.
+    ///
+    /// ```swift
+    /// let timeline = try await client.sendWithCacheStatus(GetTimeline())
+    /// if timeline.cacheStatus?.isStale == true { showOfflineBanner() }
+    /// ```
+    ///
+    /// For responses parsed from memory; a streaming parser (downloads) is not supported here.
+    ///
+    /// - Throws: What ``send(_:)`` throws.
+    public func sendWithCacheStatus<R: Request>(_ request: R) async throws -> CachedResponse<R.Response> {
+        try await send(CacheStatusReporting(base: request))
+    }
+}
+
+/// `base`, with a parser that also returns the response's cache status.
+private struct CacheStatusReporting<Base: Request>: Request {
+    typealias Response = CachedResponse<Base.Response>
+
+    let base: Base
+
+    var method: HTTPRequest.Method { base.method }
+    var path: String { base.path }
+    var query: Parameters? { base.query }
+    var headers: RequestHeaders { base.headers }
+    var body: RequestBody? { base.body }
+    var server: Server? { base.server }
+    var environment: Environment? { base.environment }
+    var authentication: AuthenticationRequirement { base.authentication }
+    var timeout: Duration? { base.timeout }
+    var maxResponseBodySize: Int? { base.maxResponseBodySize }
+    var retryPolicy: RetryPolicy? { base.retryPolicy }
+    var cachePolicy: CachePolicy { base.cachePolicy }
+    var adapters: [any RequestAdapter] { base.adapters }
+    var decisions: [any Decision] { base.decisions }
+    var parser: any ResponseParser<Response> { Parser(base: base.parser) }
+
+    struct Parser: ResponseParser {
+        let base: any ResponseParser<Base.Response>
+
+        func parse(_ response: ReceivedResponse, context: ParseContext) throws -> CachedResponse<Base.Response> {
+            CachedResponse(value: try base.parse(response, context: context), cacheStatus: response.cacheStatus)
+        }
+    }
+}

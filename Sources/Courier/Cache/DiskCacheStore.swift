@@ -1,0 +1,215 @@
+import Foundation
+
+/// Entries as files in a directory the user chose, one file per entry, bounded by bytes, kept across launches.
+///
+/// The format is chosen for crash safety and speed, not for sharing:
+/// - one file per entry, named by a SHA-256 of its key, so a lookup is one `open`+`read` with no index file to
+///   keep consistent, and eviction is one `unlink`;
+/// - each file is written whole to a temporary file and renamed into place (`Data.write(options: .atomic)`), so a
+///   reader sees the old entry or the new one, never a mix;
+/// - a 24-byte header (magic, version, head and body lengths, CRC-32 of both) comes first, so a truncated file
+///   (power loss after the rename, a full disk) or a flipped bit is detected and the entry dropped, never served;
+/// - the head is a small JSON document (key, status, header fields, times, `Vary` values), the body raw bytes
+///   after it, so serving a hit copies the body once.
+///
+/// One ``HTTPCache`` per directory: two processes writing the same directory is not supported.
+final class DiskCacheStore: CacheStore {
+    private struct Record {
+        var key: CacheKey
+        var size: Int
+        var tick: UInt64
+    }
+
+    private struct State {
+        var records: [String: Record] = [:]
+        var totalBytes = 0
+        var tick: UInt64 = 0
+    }
+
+    private struct Head: Codable {
+        var partition: String
+        var url: String
+        var status: Int
+        var headers: [[String]]
+        var requestTime: Double
+        var responseTime: Double
+        var vary: [String: String?]
+    }
+
+    static let magic: [UInt8] = Array("CRCH".utf8)
+    static let version: UInt32 = 1
+    static let headerSize = 24
+
+    let directory: URL
+    let byteLimit: Int
+    private let state = LockedBox(State())
+
+    /// Opens (creating it if needed) `directory`, indexes its entries and deletes what is not a valid entry.
+    ///
+    /// - Throws: When the directory cannot be created or listed.
+    init(directory: URL, byteLimit: Int) throws {
+        self.directory = directory
+        self.byteLimit = byteLimit
+        let manager = FileManager.default
+        try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        let files = try manager.contentsOfDirectory(
+            at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])
+        var found: [(name: String, record: Record, date: Date)] = []
+        for file in files {
+            let name = file.lastPathComponent
+            guard name.hasSuffix(".cache"), let key = Self.readKey(of: file) else {
+                // A temporary file left by a crash mid-write, or a corrupt entry.
+                try? manager.removeItem(at: file)
+                continue
+            }
+            let values = try? file.resourceValues(forKeys: [.contentModificationDateKey, .fileSizeKey])
+            found.append(
+                (
+                    name, Record(key: key, size: values?.fileSize ?? 0, tick: 0),
+                    values?.contentModificationDate ?? .distantPast
+                ))
+        }
+        state.withLock { state in
+            for item in found.sorted(by: { $0.date < $1.date }) {
+                state.tick += 1
+                state.records[item.name] = Record(key: item.record.key, size: item.record.size, tick: state.tick)
+                state.totalBytes += item.record.size
+            }
+        }
+        evict()
+    }
+
+    func entry(for key: CacheKey) -> CacheEntry? {
+        let name = key.fileName
+        let known = state.withLock { state -> Bool in
+            guard state.records[name] != nil else { return false }
+            state.tick += 1
+            state.records[name]?.tick = state.tick
+            return true
+        }
+        guard known else { return nil }
+        let url = directory.appendingPathComponent(name)
+        guard let data = try? Data(contentsOf: url), let entry = Self.decode(data), entry.key == key else {
+            drop(name)
+            return nil
+        }
+        return entry
+    }
+
+    func store(_ entry: CacheEntry) {
+        let name = entry.key.fileName
+        guard let data = Self.encode(entry), data.count <= byteLimit else {
+            drop(name)
+            return
+        }
+        do {
+            try data.write(to: directory.appendingPathComponent(name), options: .atomic)
+        } catch {
+            drop(name)
+            return
+        }
+        state.withLock { state in
+            state.tick += 1
+            state.totalBytes -= state.records[name]?.size ?? 0
+            state.records[name] = Record(key: entry.key, size: data.count, tick: state.tick)
+            state.totalBytes += data.count
+        }
+        evict()
+    }
+
+    func removeAll(where predicate: (CacheKey) -> Bool) {
+        let names = state.withLock { state in state.records.filter { predicate($0.value.key) }.map(\.key) }
+        for name in names { drop(name) }
+    }
+
+    var totalBytes: Int { state.withLock { $0.totalBytes } }
+    var count: Int { state.withLock { $0.records.count } }
+
+    private func drop(_ name: String) {
+        state.withLock { state in
+            if let record = state.records.removeValue(forKey: name) { state.totalBytes -= record.size }
+        }
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+    }
+
+    private func evict() {
+        while true {
+            let victim = state.withLock { state -> String? in
+                guard state.totalBytes > byteLimit else { return nil }
+                return state.records.min { $0.value.tick < $1.value.tick }?.key
+            }
+            guard let victim else { return }
+            drop(victim)
+        }
+    }
+
+    // MARK: - Format
+
+    static func encode(_ entry: CacheEntry) -> Data? {
+        let head = Head(
+            partition: entry.key.partition,
+            url: entry.key.url,
+            status: entry.status,
+            headers: entry.headers.map { [$0.name, $0.value] },
+            requestTime: entry.requestTime.timeIntervalSince1970,
+            responseTime: entry.responseTime.timeIntervalSince1970,
+            vary: entry.vary
+        )
+        guard let headData = try? JSONEncoder().encode(head), headData.count <= Int(UInt32.max) else { return nil }
+        var checksum = CRC32.checksum(headData)
+        checksum = CRC32.checksum(entry.body, continuing: checksum)
+        var data = Data(capacity: headerSize + headData.count + entry.body.count)
+        data.append(contentsOf: magic)
+        append(version, to: &data)
+        append(UInt32(headData.count), to: &data)
+        append(UInt64(entry.body.count), to: &data)
+        append(checksum, to: &data)
+        data.append(headData)
+        data.append(entry.body)
+        return data
+    }
+
+    /// The entry in `data`, or `nil` when it is not a complete, intact entry of this format.
+    static func decode(_ data: Data) -> CacheEntry? {
+        let bytes = [UInt8](data.prefix(headerSize))
+        guard bytes.count == headerSize, Array(bytes[0..<4]) == magic, integer(bytes, at: 4, size: 4) == version else {
+            return nil
+        }
+        let headLength = Int(integer(bytes, at: 8, size: 4))
+        let bodyLength = integer(bytes, at: 12, size: 8)
+        let checksum = UInt32(integer(bytes, at: 20, size: 4))
+        guard bodyLength <= UInt64(Int.max - headerSize - headLength),
+            data.count == headerSize + headLength + Int(bodyLength)
+        else { return nil }
+        let start = data.startIndex + headerSize
+        let headData = data[start..<(start + headLength)]
+        let body = data[(start + headLength)...]
+        guard CRC32.checksum(body, continuing: CRC32.checksum(headData)) == checksum,
+            let head = try? JSONDecoder().decode(Head.self, from: headData),
+            head.headers.allSatisfy({ $0.count == 2 })
+        else { return nil }
+        return CacheEntry(
+            key: CacheKey(partition: head.partition, url: head.url),
+            status: head.status,
+            headers: head.headers.map { ($0[0], $0[1]) },
+            body: Data(body),
+            requestTime: Date(timeIntervalSince1970: head.requestTime),
+            responseTime: Date(timeIntervalSince1970: head.responseTime),
+            vary: head.vary
+        )
+    }
+
+    /// The key of the entry in `file`, checking the whole file; `nil` when it is not a valid entry.
+    private static func readKey(of file: URL) -> CacheKey? {
+        guard let data = try? Data(contentsOf: file), let entry = decode(data) else { return nil }
+        return entry.key
+    }
+
+    private static func append<T: FixedWidthInteger>(_ value: T, to data: inout Data) {
+        withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
+    }
+
+    private static func integer(_ bytes: [UInt8], at offset: Int, size: Int) -> UInt64 {
+        bytes[offset..<(offset + size)].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}

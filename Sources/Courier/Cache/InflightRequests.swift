@@ -1,0 +1,142 @@
+import Foundation
+import HTTPTypes
+
+/// In-flight de-duplication: identical idempotent requests sent at the same time share one transfer (Moya's
+/// `trackInflights`, for async/await).
+///
+/// Only GET and HEAD requests without a body are shared, keyed by method, URL and every header field but the
+/// per-call tracing ones (so requests signed by different credentials, or asking for different variants, never
+/// share), and by the body size limit. The shared transfer is read into memory; each caller gets the same head
+/// and bytes and runs its own decisions and parser. A caller that cancels stops waiting at once; the transfer
+/// is cancelled only when every caller has cancelled.
+final class InflightRequests: Sendable {
+    private struct Shared: Sendable {
+        var head: HTTPResponse
+        var body: Data
+    }
+
+    private struct Flight {
+        var id: Int
+        var task: Task<Void, Never>?
+        var waiters: [Int: CheckedContinuation<Shared, any Error>] = [:]
+    }
+
+    private struct State {
+        var flights: [String: Flight] = [:]
+        /// Callers that have an ID but have not joined a flight yet, and those of them cancelled meanwhile.
+        var pending: Set<Int> = []
+        var cancelled: Set<Int> = []
+        var lastID = 0
+    }
+
+    private let state = LockedBox(State())
+
+    init() {}
+
+    /// Header fields that differ per call without changing the response.
+    private static let ignoredFields: Set<String> = ["traceparent", "tracestate", "x-request-id", "idempotency-key"]
+
+    /// Whether `request` may share a transfer.
+    static func canShare(_ request: OutgoingRequest) -> Bool {
+        (request.head.method == .get || request.head.method == .head) && request.body == nil
+    }
+
+    /// How many transfers are in flight (for tests).
+    var count: Int { state.withLock { $0.flights.count } }
+
+    /// Sends `request`, or joins the identical transfer in flight.
+    func send(
+        _ request: OutgoingRequest,
+        context: TransportContext,
+        over transport: any Transport
+    ) async throws -> TransportResponse {
+        let key = Self.key(of: request, limit: context.maxResponseBodySize)
+        let waiter = state.withLock { state -> Int in
+            state.lastID += 1
+            state.pending.insert(state.lastID)
+            return state.lastID
+        }
+        let shared = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Shared, any Error>) in
+                let start = state.withLock { state -> Int? in
+                    state.pending.remove(waiter)
+                    if state.cancelled.remove(waiter) != nil {
+                        continuation.resume(throwing: CancellationError())
+                        return nil
+                    }
+                    if state.flights[key] != nil {
+                        state.flights[key]?.waiters[waiter] = continuation
+                        return nil
+                    }
+                    state.lastID += 1
+                    state.flights[key] = Flight(id: state.lastID, waiters: [waiter: continuation])
+                    return state.lastID
+                }
+                guard let flightID = start else { return }
+                // The shared transfer has no deadline of its own: each caller's deadline cancels its wait.
+                var sharedContext = context
+                sharedContext.deadline = nil
+                let task = Task { [self] in
+                    await run(request, context: sharedContext, over: transport, key: key, flightID: flightID)
+                }
+                let orphaned = state.withLock { state -> Bool in
+                    guard state.flights[key]?.id == flightID else { return true }
+                    state.flights[key]?.task = task
+                    return false
+                }
+                if orphaned { task.cancel() }
+            }
+        } onCancel: {
+            leave(key: key, waiter: waiter)
+        }
+        return TransportResponse(head: shared.head, body: MessageBody(shared.body))
+    }
+
+    private func run(
+        _ request: OutgoingRequest,
+        context: TransportContext,
+        over transport: any Transport,
+        key: String,
+        flightID: Int
+    ) async {
+        let result: Result<Shared, any Error>
+        do {
+            let response = try await transport.send(request, context: context)
+            let body = try await BodyReader.read(
+                response, for: request.head.method, limit: context.maxResponseBodySize)
+            result = .success(Shared(head: response.head, body: body))
+        } catch {
+            result = .failure(error)
+        }
+        let waiters = state.withLock { state -> [CheckedContinuation<Shared, any Error>] in
+            guard state.flights[key]?.id == flightID else { return [] }
+            return state.flights.removeValue(forKey: key).map { Array($0.waiters.values) } ?? []
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    private func leave(key: String, waiter: Int) {
+        let (continuation, task) = state.withLock {
+            state -> (CheckedContinuation<Shared, any Error>?, Task<Void, Never>?) in
+            guard let continuation = state.flights[key]?.waiters.removeValue(forKey: waiter) else {
+                // Not joined yet: it fails as soon as it tries. Already answered: nothing to do.
+                if state.pending.contains(waiter) { state.cancelled.insert(waiter) }
+                return (nil, nil)
+            }
+            if state.flights[key]?.waiters.isEmpty == true {
+                return (continuation, state.flights.removeValue(forKey: key)?.task)
+            }
+            return (continuation, nil)
+        }
+        continuation?.resume(throwing: CancellationError())
+        task?.cancel()
+    }
+
+    private static func key(of request: OutgoingRequest, limit: Int) -> String {
+        var key = "\(request.head.method.rawValue) \(request.head.url?.absoluteString ?? "") \(limit)"
+        for field in request.head.headerFields where !ignoredFields.contains(field.name.canonicalName) {
+            key += "\n\(field.name.canonicalName): \(field.value)"
+        }
+        return key
+    }
+}

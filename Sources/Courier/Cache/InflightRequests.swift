@@ -41,8 +41,10 @@ final class InflightRequests: Sendable {
         (request.head.method == .get || request.head.method == .head) && request.body == nil
     }
 
-    /// How many transfers are in flight (for tests).
-    var count: Int { state.withLock { $0.flights.count } }
+    /// How many transfers are in flight, and how many callers wait on them.
+    var counts: (transfers: Int, callers: Int) {
+        state.withLock { state in (state.flights.count, state.flights.values.reduce(0) { $0 + $1.waiters.count }) }
+    }
 
     /// Sends `request`, or joins the identical transfer in flight.
     func send(

@@ -29,6 +29,9 @@ extension Client {
         /// The transfers in flight, shared by copies of this configuration.
         let inflight = InflightRequests()
 
+        /// How many de-duplicated transfers are in flight, and how many callers wait on them (for tests).
+        package var inflightCounts: (transfers: Int, callers: Int) { inflight.counts }
+
         /// Adapters run on every request after the request's own: authentication, user agent.
         /// Default: `[UserAgentAdapter.courier]`.
         public var adapters: [any RequestAdapter]

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// A small portable implementation so the core target needs no crypto dependency; it is not used for anything
 /// an attacker controls the security of (no MAC, no signature), only to avoid storing secrets and to name files.
-enum SHA256 {
+package enum SHA256 {
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -18,7 +18,7 @@ enum SHA256 {
     ]
 
     /// The 32-byte digest of `bytes`.
-    static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+    package static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
         var message = Array(bytes)
         let bitLength = UInt64(message.count) &* 8
         message.append(0x80)
@@ -66,7 +66,7 @@ enum SHA256 {
     }
 
     /// The digest of `text`'s UTF-8 bytes as lowercase hex.
-    static func hex(_ text: String) -> String {
+    package static func hex(_ text: String) -> String {
         hash(Array(text.utf8)).map { byte in
             let digits = Array("0123456789abcdef".utf8)
             return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]], as: UTF8.self)

@@ -1,0 +1,99 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Shared helpers for the cache suites: a settable "now", a text request with a cache policy, a client with a
+/// cache on a `MockTransport`.
+enum CacheFixtures {
+    typealias Shared = DecisionFixtures.Shared
+
+    static let start = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// A settable "now" for the cache: freshness tests advance it instead of waiting.
+    final class Time: Sendable {
+        private let shared = Shared(CacheFixtures.start)
+
+        var now: Date { shared.value }
+        var closure: @Sendable () -> Date { { self.now } }
+
+        func advance(by seconds: TimeInterval) { shared.update { $0 = $0.addingTimeInterval(seconds) } }
+    }
+
+    /// A text request with everything a cache test varies.
+    struct Page: Request {
+        typealias Response = String
+        var method: HTTPRequest.Method = .get
+        var path: String = "/page"
+        var query: Parameters? = nil
+        var headers: RequestHeaders = [:]
+        var body: RequestBody? = nil
+        var server: Server? = nil
+        var authentication: AuthenticationRequirement = .optional
+        var cachePolicy: CachePolicy = .useProtocolRules
+        var decisionList: [any Decision] = [.validateStatus()]
+        var decisions: [any Decision] { decisionList }
+    }
+
+    /// Everything a client-level cache test needs.
+    struct Harness {
+        let client: Client
+        let mock: MockTransport
+        let cache: HTTPCache
+        let time: Time
+        let log: DecisionFixtures.LogCapture
+
+        /// Sends `page` and returns the body and what the cache did.
+        func send(_ page: Page = Page()) async throws -> CachedResponse<String> {
+            try await client.sendWithCacheStatus(page)
+        }
+
+        /// How many requests reached the transport.
+        var networkCount: Int { mock.recordedRequests.count }
+    }
+
+    /// A client with an in-memory (or the given) cache whose clock is `time`.
+    static func harness(
+        storage: HTTPCache.Storage = .memory(byteLimit: 1 << 20),
+        servesStaleWhenOffline: Bool = true,
+        time: Time = Time(),
+        configure: (inout Client.Configuration) -> Void = { _ in }
+    ) throws -> Harness {
+        let cache = try HTTPCache(storage: storage, servesStaleWhenOffline: servesStaleWhenOffline, now: time.closure)
+        let log = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { configuration in
+            configuration.cache = cache
+            configuration.logger = log.logger()
+            configure(&configuration)
+        }
+        return Harness(client: client, mock: mock, cache: cache, time: time, log: log)
+    }
+
+    /// Response header fields from pairs, with a `Date` of `date` (the fixture's start by default).
+    static func fields(_ pairs: KeyValuePairs<String, String>, date: Date? = start) -> HTTPFields {
+        var fields = HTTPFields()
+        if let date { fields[.date] = httpDate(date) }
+        for (name, value) in pairs {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        return fields
+    }
+
+    /// `date` as an IMF-fixdate.
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+
+    /// A fresh temporary directory for a disk cache.
+    static func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-\(UUID().uuidString)")
+    }
+
+    /// A connection failure, as a transport reports the origin being down.
+    static let originDown = CourierError(code: .connectionFailed, stage: .transport, message: "connection refused")
+}

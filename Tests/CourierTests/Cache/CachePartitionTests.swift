@@ -1,0 +1,119 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Row 38: the cache is partitioned by credential; sign-in, refresh and sign-out purge; token responses are
+/// never stored (row 35).
+@Suite("HTTPCache: credential partitions", .timeLimit(.minutes(1)))
+struct CachePartitionTests {
+    typealias Page = CacheFixtures.Page
+
+    private static let cacheable = CacheFixtures.fields(["Cache-Control": "private, max-age=600"])
+
+    @Test("row 38: user B never gets user A's entry for the same URL")
+    func partitionedByAuthorization() async throws {
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(
+            .get, "/page",
+            handler: { request in
+                .text("for \(request.head.headerFields[.authorization] ?? "anonymous")", headerFields: Self.cacheable)
+            })
+        let alice = try await harness.send(Page(headers: ["Authorization": "Bearer token-a"]))
+        #expect(alice.value == "for Bearer token-a")
+        let bob = try await harness.send(Page(headers: ["Authorization": "Bearer token-b"]))
+        #expect(bob.value == "for Bearer token-b" && bob.cacheStatus?.outcome == .miss)
+        let anonymous = try await harness.send()
+        #expect(anonymous.value == "for anonymous")
+        let aliceAgain = try await harness.send(Page(headers: ["Authorization": "Bearer token-a"]))
+        #expect(aliceAgain.value == "for Bearer token-a" && aliceAgain.cacheStatus?.outcome == .hit)
+        #expect(harness.cache.count == 3)
+    }
+
+    @Test("row 38: no secret is written to disk in the clear")
+    func noSecretOnDisk() async throws {
+        let directory = CacheFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness = try CacheFixtures.harness(storage: .disk(directory: directory, byteLimit: 1 << 20))
+        harness.mock.stub(.get, "/page", with: .text("body", headerFields: Self.cacheable))
+        _ = try await harness.send(Page(headers: ["Authorization": "Bearer very-secret-token"]))
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(files.count == 1)
+        for file in files {
+            let bytes = try Data(contentsOf: directory.appendingPathComponent(file))
+            #expect(!String(decoding: bytes, as: UTF8.self).contains("very-secret-token"))
+            #expect(!file.contains("page"))
+        }
+    }
+
+    @Test("row 38: with an Authenticator, sign-out purges the user's entries; unsigned entries stay")
+    func signOutPurges() async throws {
+        let harness = try await authenticated()
+        _ = try await harness.client.send(Page())
+        _ = try await harness.client.send(Page(path: "/public", authentication: .none))
+        #expect(harness.cache.count == 2)
+        try await harness.authenticator.signOut()
+        #expect(harness.cache.count == 1)
+    }
+
+    @Test("row 38: a new sign-in (another user) purges the previous user's entries")
+    func signInPurges() async throws {
+        let harness = try await authenticated()
+        _ = try await harness.client.send(Page())
+        #expect(harness.cache.count == 1)
+        try await harness.authenticator.signIn(Credential(accessToken: "user-b"))
+        #expect(harness.cache.count == 0)
+        let bob = try await harness.client.sendWithCacheStatus(Page())
+        #expect(bob.value == "Bearer user-b" && bob.cacheStatus?.outcome == .miss)
+    }
+
+    @Test(
+        "row 38: a credential change by refresh purges the old credential's entries; row 35: the token response is not stored"
+    )
+    func refreshPurgesAndTokenNotStored() async throws {
+        let harness = try await authenticated()
+        _ = try await harness.client.send(Page())
+        #expect(harness.cache.count == 1)
+        _ = try await harness.authenticator.refresh(
+            rejected: try #require(try await harness.authenticator.currentCredential()).version)
+        #expect(harness.mock.recordedRequests.contains { $0.pathWithoutQuery == AuthFixtures.tokenPath })
+        #expect(harness.cache.count == 0)
+        _ = try await harness.client.send(Page())
+        #expect(harness.cache.count == 1)
+    }
+
+    private struct AuthHarness {
+        let client: Client
+        let mock: MockTransport
+        let cache: HTTPCache
+        let authenticator: Authenticator
+    }
+
+    /// A client with a cache and an authenticator whose token endpoint answers with cacheable headers.
+    private func authenticated() async throws -> AuthHarness {
+        let cache = HTTPCache.memory()
+        let deferred = AuthFixtures.DeferredRefresher()
+        let authenticator = Authenticator(refresher: deferred)
+        let (client, mock) = Fixtures.client { configuration in
+            configuration.cache = cache
+            configuration.authenticate(with: authenticator)
+        }
+        deferred.set(OAuth2RefreshTokenRefresher(client: client, path: AuthFixtures.tokenPath, clientID: "tests"))
+        mock.stub(
+            .post, AuthFixtures.tokenPath,
+            handler: { _ in
+                .json(
+                    raw: #"{"access_token":"access-2","token_type":"bearer","expires_in":3600}"#,
+                    headerFields: Self.cacheable)
+            })
+        mock.stub(
+            .get, "/page",
+            handler: { request in
+                .text(request.head.headerFields[.authorization] ?? "none", headerFields: Self.cacheable)
+            })
+        mock.stub(.get, "/public", handler: { _ in .text("public", headerFields: Self.cacheable) })
+        try await authenticator.signIn(Credential(accessToken: "user-a", refreshToken: "refresh-a"))
+        return AuthHarness(client: client, mock: mock, cache: cache, authenticator: authenticator)
+    }
+}

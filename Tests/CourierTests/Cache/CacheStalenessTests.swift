@@ -1,0 +1,163 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// RFC 5861, the offline fallback, must-revalidate (row 40) and the per-request cache policies.
+@Suite("HTTPCache: stale responses and policies", .timeLimit(.minutes(1)))
+struct CacheStalenessTests {
+    typealias Page = CacheFixtures.Page
+
+    /// Stores one response at `/page` with `cacheControl`, then makes it stale by `seconds` past its max-age.
+    private func storedThenStale(
+        _ cacheControl: String,
+        by seconds: TimeInterval = 5,
+        servesStaleWhenOffline: Bool = true
+    ) async throws -> CacheFixtures.Harness {
+        let harness = try CacheFixtures.harness(servesStaleWhenOffline: servesStaleWhenOffline)
+        harness.mock.stub(
+            .get, "/page", with: .text("stored", headerFields: CacheFixtures.fields(["Cache-Control": cacheControl])))
+        _ = try await harness.send()
+        harness.time.advance(by: 10 + seconds)
+        return harness
+    }
+
+    @Test("offline: when the network fails, the last good response is served, marked stale")
+    func offlineFallback() async throws {
+        let harness = try await storedThenStale("max-age=10")
+        harness.mock.stub(.get, "/page", with: .status(200, fault: .failBeforeResponse(CacheFixtures.originDown)))
+        let served = try await harness.send()
+        #expect(served.value == "stored")
+        #expect(served.cacheStatus?.outcome == .stale)
+        #expect(served.cacheStatus?.isStale == true)
+        #expect(served.cacheStatus?.age == .seconds(15))
+        #expect(harness.log.messages.last?.contains("cache stale") == true)
+    }
+
+    @Test("offline fallback off: the network error is thrown")
+    func offlineFallbackOff() async throws {
+        let harness = try await storedThenStale("max-age=10", servesStaleWhenOffline: false)
+        harness.mock.stub(.get, "/page", with: .status(200, fault: .failBeforeResponse(CacheFixtures.originDown)))
+        let error = await expectCourierError { try await harness.send() }
+        #expect(error?.code == .connectionFailed)
+    }
+
+    @Test(
+        "row 40: must-revalidate with the origin down gives an error, not stale data",
+        arguments: ["must-revalidate", "no-cache"])
+    func mustRevalidateOriginDown(directive: String) async throws {
+        let harness = try await storedThenStale("max-age=10, \(directive), stale-if-error=600")
+        harness.mock.stub(.get, "/page", with: .status(200, fault: .failBeforeResponse(CacheFixtures.originDown)))
+        let error = await expectCourierError { try await harness.send() }
+        #expect(error?.code == .connectionFailed)
+    }
+
+    @Test("RFC 5861 stale-if-error: a 5xx within the window serves the stale entry; past it, the 5xx stands")
+    func staleIfError() async throws {
+        let harness = try await storedThenStale("max-age=10, stale-if-error=60", servesStaleWhenOffline: false)
+        harness.mock.stub(.get, "/page", handler: { _ in .text("down", status: 503) })
+        let served = try await harness.send()
+        #expect(served.value == "stored" && served.cacheStatus?.outcome == .stale)
+        harness.time.advance(by: 60)
+        let error = await expectCourierError { try await harness.send() }
+        #expect(error?.code == .unacceptableStatus)
+    }
+
+    @Test("RFC 5861 stale-while-revalidate: the stale entry is served at once and revalidated in the background")
+    func staleWhileRevalidate() async throws {
+        let harness = try await storedThenStale("max-age=10, stale-while-revalidate=30")
+        harness.mock.stub(
+            .get, "/page",
+            with: .text(
+                "fresh",
+                headerFields: CacheFixtures.fields(["Cache-Control": "max-age=10"], date: CacheFixtures.start + 15)))
+        let served = try await harness.send()
+        #expect(served.value == "stored" && served.cacheStatus?.outcome == .stale)
+        await harness.cache.backgroundRevalidations()
+        #expect(harness.networkCount == 2)
+        let next = try await harness.send()
+        #expect(next.value == "fresh" && next.cacheStatus?.outcome == .hit)
+    }
+
+    @Test("stale-while-revalidate past its window: revalidated in the foreground")
+    func staleWhileRevalidateExpired() async throws {
+        let harness = try await storedThenStale("max-age=10, stale-while-revalidate=3")
+        harness.mock.stub(.get, "/page", with: .text("fresh"))
+        let served = try await harness.send()
+        #expect(served.value == "fresh" && served.cacheStatus?.outcome == .miss)
+    }
+
+    @Test("policy reloadIgnoringCache: goes to the network without validators, then stores")
+    func reloadIgnoringCache() async throws {
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(
+            .get, "/page",
+            handler: { _ in
+                .text("v", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600", "ETag": "\"e\""]))
+            })
+        _ = try await harness.send()
+        let reloaded = try await harness.send(Page(cachePolicy: .reloadIgnoringCache))
+        #expect(reloaded.cacheStatus?.outcome == .miss)
+        #expect(harness.mock.recordedRequests.last?.head.headerFields[.ifNoneMatch] == nil)
+        #expect(harness.networkCount == 2)
+        #expect(try await harness.send().cacheStatus?.outcome == .hit)
+    }
+
+    @Test("policy returnCacheElseLoad: a stale entry is served without the network; a miss loads")
+    func returnCacheElseLoad() async throws {
+        let harness = try await storedThenStale("max-age=10")
+        let served = try await harness.send(Page(cachePolicy: .returnCacheElseLoad))
+        #expect(served.value == "stored" && served.cacheStatus?.outcome == .stale)
+        #expect(harness.networkCount == 1)
+        harness.mock.stub(.get, "/other", with: .text("loaded"))
+        #expect(try await harness.send(Page(path: "/other", cachePolicy: .returnCacheElseLoad)).value == "loaded")
+    }
+
+    @Test("policy cacheOnly: serves what is stored; a miss fails with cacheMiss and never touches the network")
+    func cacheOnly() async throws {
+        let harness = try await storedThenStale("max-age=10")
+        #expect(try await harness.send(Page(cachePolicy: .cacheOnly)).value == "stored")
+        let error = await expectCourierError { try await harness.send(Page(path: "/missing", cachePolicy: .cacheOnly)) }
+        #expect(error?.code == .cacheMiss)
+        #expect(error?.stage == .cache)
+        #expect(harness.networkCount == 1)
+    }
+
+    @Test("only-if-cached on the request: a miss fails with cacheMiss")
+    func onlyIfCached() async throws {
+        let harness = try CacheFixtures.harness()
+        let error = await expectCourierError {
+            try await harness.send(Page(headers: ["Cache-Control": "only-if-cached"]))
+        }
+        #expect(error?.code == .cacheMiss)
+        #expect(harness.networkCount == 0)
+    }
+
+    @Test("policy bypass and a client without a cache: no cache status, nothing stored")
+    func bypass() async throws {
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(
+            .get, "/page",
+            handler: { _ in .text("v", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600"])) })
+        let result = try await harness.send(Page(cachePolicy: .bypass))
+        #expect(result.cacheStatus == nil)
+        #expect(harness.cache.count == 0)
+        let (plain, mock) = Fixtures.client()
+        mock.stub(.get, "/page", with: .text("v"))
+        #expect(try await plain.sendWithCacheStatus(Page()).cacheStatus == nil)
+    }
+
+    @Test("max-stale and max-age on the request")
+    func requestDirectives() async throws {
+        let harness = try await storedThenStale("max-age=10", by: 5)
+        let tolerant = try await harness.send(Page(headers: ["Cache-Control": "max-stale=10"]))
+        #expect(tolerant.cacheStatus?.outcome == .stale && harness.networkCount == 1)
+        let newer = CacheFixtures.fields(["Cache-Control": "max-age=100"], date: CacheFixtures.start + 15)
+        harness.mock.stub(.get, "/page", handler: { _ in .text("new", headerFields: newer) })
+        _ = try await harness.send()
+        harness.time.advance(by: 20)
+        let strict = try await harness.send(Page(headers: ["Cache-Control": "max-age=10"]))
+        #expect(strict.cacheStatus?.outcome == .miss)
+    }
+}

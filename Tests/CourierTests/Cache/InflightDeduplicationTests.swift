@@ -1,0 +1,112 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Identical idempotent requests in flight share one transfer; it is cancelled only when every caller cancels.
+@Suite("In-flight de-duplication", .timeLimit(.minutes(1)))
+struct InflightDeduplicationTests {
+    typealias Page = CacheFixtures.Page
+
+    /// A client with de-duplication whose `/page` waits on `gate` and notes its own cancellation.
+    private func client(gate: AuthFixtures.Gate, cancelled: DecisionFixtures.Shared<Int>) -> (Client, MockTransport) {
+        let (client, mock) = Fixtures.client { $0.deduplicatesRequests = true }
+        mock.stub(
+            .get, "/page",
+            handler: { _ in
+                await withTaskCancellationHandler {
+                    await gate.pass()
+                } onCancel: {
+                    cancelled.update { $0 += 1 }
+                }
+                try Task.checkCancellation()
+                return .text("shared")
+            })
+        return (client, mock)
+    }
+
+    /// Waits (yielding, not sleeping) until `count` callers wait on the in-flight transfer.
+    private func waitForCallers(_ count: Int, on client: Client) async {
+        while client.configuration.inflightCounts.callers < count { await Task.yield() }
+    }
+
+    @Test("three identical GETs share one transfer; each caller gets the value")
+    func sharesOneTransfer() async throws {
+        let gate = AuthFixtures.Gate()
+        let cancelled = DecisionFixtures.Shared(0)
+        let (client, mock) = client(gate: gate, cancelled: cancelled)
+        async let first = client.send(Page())
+        async let second = client.send(Page())
+        async let third = client.send(Page())
+        await gate.waitForArrivals(1)
+        await waitForCallers(3, on: client)
+        await gate.open()
+        let values = try await [first, second, third]
+        #expect(values == ["shared", "shared", "shared"])
+        #expect(mock.recordedRequests.count == 1)
+        #expect(client.configuration.inflightCounts.transfers == 0)
+    }
+
+    @Test("a cancelled caller stops waiting; the transfer goes on for the others")
+    func oneCallerCancels() async throws {
+        let gate = AuthFixtures.Gate()
+        let cancelled = DecisionFixtures.Shared(0)
+        let (client, mock) = client(gate: gate, cancelled: cancelled)
+        let leaving = Task { try await client.send(Page()) }
+        let staying = Task { try await client.send(Page()) }
+        await gate.waitForArrivals(1)
+        await waitForCallers(2, on: client)
+        leaving.cancel()
+        await #expect(throws: CancellationError.self) { try await leaving.value }
+        #expect(cancelled.value == 0)
+        await gate.open()
+        #expect(try await staying.value == "shared")
+        #expect(mock.recordedRequests.count == 1)
+    }
+
+    @Test("the transfer is cancelled when every caller has cancelled")
+    func allCallersCancel() async throws {
+        let gate = AuthFixtures.Gate()
+        let cancelled = DecisionFixtures.Shared(0)
+        let (client, _) = client(gate: gate, cancelled: cancelled)
+        let callers = [Task { try await client.send(Page()) }, Task { try await client.send(Page()) }]
+        await gate.waitForArrivals(1)
+        await waitForCallers(2, on: client)
+        callers[0].cancel()
+        callers[1].cancel()
+        for caller in callers { await #expect(throws: CancellationError.self) { try await caller.value } }
+        while cancelled.value == 0 { await Task.yield() }
+        #expect(cancelled.value == 1)
+        #expect(client.configuration.inflightCounts.transfers == 0)
+        await gate.open()
+    }
+
+    @Test("different credentials, POSTs and the default configuration never share")
+    func neverShared() async throws {
+        let gate = AuthFixtures.Gate()
+        let cancelled = DecisionFixtures.Shared(0)
+        let (client, mock) = client(gate: gate, cancelled: cancelled)
+        async let alice = client.send(Page(headers: ["Authorization": "Bearer a"]))
+        async let bob = client.send(Page(headers: ["Authorization": "Bearer b"]))
+        await gate.waitForArrivals(2)
+        await gate.open()
+        _ = try await [alice, bob]
+        #expect(mock.recordedRequests.count == 2)
+
+        let (plain, plainMock) = Fixtures.client()
+        let plainGate = AuthFixtures.Gate()
+        plainMock.stub(
+            .get, "/page",
+            handler: { _ in
+                await plainGate.pass()
+                return .text("x")
+            })
+        async let one = plain.send(Page())
+        async let two = plain.send(Page())
+        await plainGate.waitForArrivals(2)
+        await plainGate.open()
+        _ = try await [one, two]
+        #expect(plainMock.recordedRequests.count == 2)
+    }
+}

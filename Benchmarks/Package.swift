@@ -13,6 +13,15 @@ let package = Package(
     ],
     targets: [
         .executableTarget(
+            name: "courier-cache",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierAsyncHTTPClient", package: "Courier"),
+                .product(name: "CourierTestServer", package: "Courier"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
             name: "courier-download",
             dependencies: [
                 .product(name: "Courier", package: "Courier"),

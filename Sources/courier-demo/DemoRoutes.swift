@@ -36,6 +36,7 @@ enum DemoRoutes {
                 ? TestServerResponse(status: 503, headers: [("Retry-After", "1")], body: Array("busy".utf8))
                 : .text("recovered")
         }
+        CacheDemoRoute.install(on: server)
     }
 }
 

@@ -112,7 +112,9 @@ struct Upload: Request {
 }
 
 enum Scenarios {
-    static let all: [Scenario] = [basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, transfers]
+    static let all: [Scenario] = [
+        basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, transfers, cache,
+    ]
 
     static let basics = Scenario(
         number: 1,

@@ -58,9 +58,11 @@ try await server.shutdown()
 print("courier-cache: \(iterations) GETs each, embedded server on loopback, AsyncHTTPClient, release build")
 let baseline = results[0].1.median
 for (name, result) in results {
-    let ratio = baseline / result.median
+    let ratio = result.median / baseline
     print(
         name.padding(toLength: 32, withPad: " ", startingAt: 0)
-            + String(format: "median %8.1f µs   p99 %8.1f µs   %6.1f× the round trip", result.median, result.p99, ratio)
+            + String(
+                format: "median %8.1f µs   p99 %8.1f µs   %5.2f× the round trip's median", result.median, result.p99,
+                ratio)
     )
 }

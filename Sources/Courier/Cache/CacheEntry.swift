@@ -42,11 +42,11 @@ struct CacheEntry: Sendable {
         self.vary = vary
         let fields = Self.fields(headers)
         control = CacheControl(fields)
-        date = fields[.date].flatMap(RetryAfter.parseHTTPDate)
+        date = fields[.date].flatMap(HTTPDateParser.parse)
         // An invalid Expires (such as "0") means "already expired" (RFC 9111 §5.3).
-        expires = fields[.expires].map { RetryAfter.parseHTTPDate($0) ?? .distantPast }
+        expires = fields[.expires].map { HTTPDateParser.parse($0) ?? .distantPast }
         lastModifiedText = fields[.lastModified]
-        lastModified = lastModifiedText.flatMap(RetryAfter.parseHTTPDate)
+        lastModified = lastModifiedText.flatMap(HTTPDateParser.parse)
         ageValue =
             fields[.age].flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
         eTag = fields[.eTag]

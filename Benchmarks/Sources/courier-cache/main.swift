@@ -44,6 +44,7 @@ let disk = base.configured { $0.cache = try? HTTPCache(storage: .disk(directory:
 
 let rows: [(String, Client, String)] = [
     ("network round trip (no cache)", base, "/cache/60"),
+    ("network, /etag (no cache)", base, "/etag/bench"),
     ("fresh hit, memory", memory, "/cache/60"),
     ("fresh hit, disk", disk, "/cache/60"),
     ("304 revalidation, memory", memory, "/etag/bench"),

@@ -135,6 +135,8 @@ struct CacheStage: Sendable {
         let responseTime = cache.now()
         let code = response.head.status.code
         if let stored, code == 304 {
+            // Read the (empty) body to its end so the transport can reuse the connection.
+            _ = try? await response.body.collect(upTo: context.maxResponseBodySize)
             let merged = stored.merging(response.head, requestTime: requestTime, responseTime: responseTime)
             cache.store.store(merged)
             return serve(merged, age: merged.age(at: responseTime), as: .revalidated)

@@ -27,6 +27,18 @@ final class InflightRequests: Sendable {
         var pending: Set<Int> = []
         var cancelled: Set<Int> = []
         var lastID = 0
+        /// Callers of ``waitForCallers(_:)`` and the count each waits for.
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        var callers: Int { flights.values.reduce(0) { $0 + $1.waiters.count } }
+
+        /// Removes and returns the watchers whose count is reached.
+        mutating func readyWatchers() -> [CheckedContinuation<Void, Never>] {
+            let current = callers
+            let ready = watchers.filter { $0.count <= current }.map(\.continuation)
+            watchers.removeAll { $0.count <= current }
+            return ready
+        }
     }
 
     private let state = LockedBox(State())
@@ -43,7 +55,19 @@ final class InflightRequests: Sendable {
 
     /// How many transfers are in flight, and how many callers wait on them.
     var counts: (transfers: Int, callers: Int) {
-        state.withLock { state in (state.flights.count, state.flights.values.reduce(0) { $0 + $1.waiters.count }) }
+        state.withLock { state in (state.flights.count, state.callers) }
+    }
+
+    /// Returns once at least `count` callers wait on transfers in flight (for tests: no polling).
+    func waitForCallers(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                if state.callers >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
     }
 
     /// Sends `request`, or joins the identical transfer in flight.
@@ -60,20 +84,21 @@ final class InflightRequests: Sendable {
         }
         let shared = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Shared, any Error>) in
-                let start = state.withLock { state -> Int? in
+                let (start, ready) = state.withLock { state -> (Int?, [CheckedContinuation<Void, Never>]) in
                     state.pending.remove(waiter)
                     if state.cancelled.remove(waiter) != nil {
                         continuation.resume(throwing: CancellationError())
-                        return nil
+                        return (nil, [])
                     }
                     if state.flights[key] != nil {
                         state.flights[key]?.waiters[waiter] = continuation
-                        return nil
+                        return (nil, state.readyWatchers())
                     }
                     state.lastID += 1
                     state.flights[key] = Flight(id: state.lastID, waiters: [waiter: continuation])
-                    return state.lastID
+                    return (state.lastID, state.readyWatchers())
                 }
+                for watcher in ready { watcher.resume() }
                 guard let flightID = start else { return }
                 // The shared transfer has no deadline of its own: each caller's deadline cancels its wait.
                 var sharedContext = context

@@ -32,6 +32,9 @@ extension Client {
         /// How many de-duplicated transfers are in flight, and how many callers wait on them (for tests).
         package var inflightCounts: (transfers: Int, callers: Int) { inflight.counts }
 
+        /// Returns once at least `count` callers wait on de-duplicated transfers (for tests: no polling).
+        package func waitForInflightCallers(_ count: Int) async { await inflight.waitForCallers(count) }
+
         /// Adapters run on every request after the request's own: authentication, user agent.
         /// Default: `[UserAgentAdapter.courier]`.
         public var adapters: [any RequestAdapter]

@@ -9,8 +9,8 @@ import Testing
 struct InflightDeduplicationTests {
     typealias Page = CacheFixtures.Page
 
-    /// A client with de-duplication whose `/page` waits on `gate` and notes its own cancellation.
-    private func client(gate: AuthFixtures.Gate, cancelled: DecisionFixtures.Shared<Int>) -> (Client, MockTransport) {
+    /// A client with de-duplication whose `/page` waits on `gate` and reports its own cancellation to `cancelled`.
+    private func client(gate: AuthFixtures.Gate, cancelled: Cancellations) -> (Client, MockTransport) {
         let (client, mock) = Fixtures.client { $0.deduplicatesRequests = true }
         mock.stub(
             .get, "/page",
@@ -18,7 +18,7 @@ struct InflightDeduplicationTests {
                 await withTaskCancellationHandler {
                     await gate.pass()
                 } onCancel: {
-                    cancelled.update { $0 += 1 }
+                    cancelled.record()
                 }
                 try Task.checkCancellation()
                 return .text("shared")
@@ -26,15 +26,35 @@ struct InflightDeduplicationTests {
         return (client, mock)
     }
 
-    /// Waits (yielding, not sleeping) until `count` callers wait on the in-flight transfer.
+    /// Counts cancellations of the shared transfer, and lets a test await the first.
+    final class Cancellations: Sendable {
+        private let count = DecisionFixtures.Shared(0)
+        private let stream: AsyncStream<Void>
+        private let continuation: AsyncStream<Void>.Continuation
+
+        init() { (stream, continuation) = AsyncStream.makeStream() }
+
+        var value: Int { count.value }
+
+        func record() {
+            count.update { $0 += 1 }
+            continuation.yield()
+        }
+
+        func first() async {
+            for await _ in stream { return }
+        }
+    }
+
+    /// Waits until `count` callers wait on the in-flight transfer.
     private func waitForCallers(_ count: Int, on client: Client) async {
-        while client.configuration.inflightCounts.callers < count { await Task.yield() }
+        await client.configuration.waitForInflightCallers(count)
     }
 
     @Test("three identical GETs share one transfer; each caller gets the value")
     func sharesOneTransfer() async throws {
         let gate = AuthFixtures.Gate()
-        let cancelled = DecisionFixtures.Shared(0)
+        let cancelled = Cancellations()
         let (client, mock) = client(gate: gate, cancelled: cancelled)
         async let first = client.send(Page())
         async let second = client.send(Page())
@@ -51,7 +71,7 @@ struct InflightDeduplicationTests {
     @Test("a cancelled caller stops waiting; the transfer goes on for the others")
     func oneCallerCancels() async throws {
         let gate = AuthFixtures.Gate()
-        let cancelled = DecisionFixtures.Shared(0)
+        let cancelled = Cancellations()
         let (client, mock) = client(gate: gate, cancelled: cancelled)
         let leaving = Task { try await client.send(Page()) }
         let staying = Task { try await client.send(Page()) }
@@ -68,7 +88,7 @@ struct InflightDeduplicationTests {
     @Test("the transfer is cancelled when every caller has cancelled")
     func allCallersCancel() async throws {
         let gate = AuthFixtures.Gate()
-        let cancelled = DecisionFixtures.Shared(0)
+        let cancelled = Cancellations()
         let (client, _) = client(gate: gate, cancelled: cancelled)
         let callers = [Task { try await client.send(Page()) }, Task { try await client.send(Page()) }]
         await gate.waitForArrivals(1)
@@ -76,7 +96,7 @@ struct InflightDeduplicationTests {
         callers[0].cancel()
         callers[1].cancel()
         for caller in callers { await #expect(throws: CancellationError.self) { try await caller.value } }
-        while cancelled.value == 0 { await Task.yield() }
+        await cancelled.first()
         #expect(cancelled.value == 1)
         #expect(client.configuration.inflightCounts.transfers == 0)
         await gate.open()
@@ -85,7 +105,7 @@ struct InflightDeduplicationTests {
     @Test("different credentials, POSTs and the default configuration never share")
     func neverShared() async throws {
         let gate = AuthFixtures.Gate()
-        let cancelled = DecisionFixtures.Shared(0)
+        let cancelled = Cancellations()
         let (client, mock) = client(gate: gate, cancelled: cancelled)
         async let alice = client.send(Page(headers: ["Authorization": "Bearer a"]))
         async let bob = client.send(Page(headers: ["Authorization": "Bearer b"]))

@@ -12,6 +12,7 @@ struct CacheStage: Sendable {
     let policy: CachePolicy
     let inflight: InflightRequests?
     private let outcome = LockedBox<CacheStatus?>(nil)
+    private let didStore = LockedBox(false)
 
     init(cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?) {
         self.cache = cache
@@ -36,6 +37,20 @@ struct CacheStage: Sendable {
     /// What the cache did in the last ``send(_:context:over:)``; `nil` when it was not involved.
     var status: CacheStatus? { outcome.withLock { $0 } }
 
+    /// Reports what the cache did in the last send to the call's monitors: its outcome, and `stored`.
+    func report(to events: CallEvents?, attempt: Int) {
+        guard let events, let status else { return }
+        let kind: CourierEvent.CacheOutcome =
+            switch status.outcome {
+            case .miss: .miss
+            case .hit: .hit
+            case .revalidated: .revalidated
+            case .stale: .stale
+            }
+        events.emit(.cached(kind), attempt: attempt)
+        if didStore.withLock({ $0 }) { events.emit(.cached(.stored), attempt: attempt) }
+    }
+
     /// Sends `request` through the cache and the transport.
     func send(
         _ request: OutgoingRequest,
@@ -43,6 +58,7 @@ struct CacheStage: Sendable {
         over transport: any Transport
     ) async throws -> TransportResponse {
         outcome.withLock { $0 = nil }
+        didStore.withLock { $0 = false }
         guard let cache, policy != .bypass, let url = request.head.url else {
             return try await network(request, context: context, over: transport)
         }
@@ -158,6 +174,7 @@ struct CacheStage: Sendable {
             let vary = CacheRules.varyNames(response.head.headerFields).map {
                 ($0, CacheEntry.joinedValue(of: $0, in: request.head.headerFields))
             }
+            didStore.withLock { $0 = true }
             cache.store.store(
                 CacheEntry(
                     key: key,

@@ -136,6 +136,7 @@ struct Pipeline<R: Request>: Sendable {
                 let body =
                     streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
                 received = ReceivedResponse(head: sent.head, body: body, cacheStatus: cacheStage.status)
+                cacheStage.report(to: events, attempt: attempt)
                 state.withLock {
                     if let status = received.cacheStatus {
                         $0.trace.record(.cache, "\(status)", .succeeded, attempt: attempt)

@@ -62,8 +62,11 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
         case miss
         /// The response was stored.
         case stored
+        /// A stale stored response answered the call (`stale-while-revalidate`, `stale-if-error`, offline, or a
+        /// ``CachePolicy`` that accepts stale entries).
+        case stale
 
-        /// The raw value: `hit`, `revalidated`, `miss` or `stored`.
+        /// The raw value: `hit`, `revalidated`, `miss`, `stored` or `stale`.
         public var description: String { rawValue }
     }
 

@@ -1,4 +1,5 @@
 import Courier
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -22,5 +23,28 @@ struct CacheStatusTests {
         #expect(status.isFromCache == (outcome != .miss))
         #expect(status.isStale == (outcome == .stale))
         #expect(status.description == "cache \(outcome.rawValue)")
+    }
+}
+
+/// The cache's outcomes reach event monitors (and through them metrics and traces).
+@Suite("HTTPCache: monitor events", .timeLimit(.minutes(1)))
+struct CacheEventTests {
+    @Test(
+        "a miss that is stored reports cached(miss) and cached(stored); a hit reports cached(hit); stale reports cached(stale)"
+    )
+    func cacheEvents() async throws {
+        let monitor = MonitorFixtures.RecordingMonitor()
+        let harness = try CacheFixtures.harness { $0.monitors = [monitor] }
+        harness.mock.stub(
+            .get, "/page", with: .text("v", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=10"])))
+        _ = try await harness.send()
+        _ = try await harness.send()
+        harness.time.advance(by: 20)
+        _ = try await harness.send(CacheFixtures.Page(cachePolicy: .returnCacheElseLoad))
+        let outcomes = await monitor.events(untilCallsEnded: 3).compactMap { event -> String? in
+            guard case .cached(let outcome) = event.kind else { return nil }
+            return outcome.rawValue
+        }
+        #expect(outcomes == ["miss", "stored", "hit", "stale"])
     }
 }

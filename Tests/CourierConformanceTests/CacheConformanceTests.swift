@@ -5,142 +5,148 @@ import Foundation
 import HTTPTypes
 import Testing
 
-/// The cache over real sockets: the embedded server and a real httpbin's `/cache`, `/cache/{n}`, `/etag/{etag}`
-/// and `/response-headers` (reliability rows 37, 39, 40), on every transport.
-@Suite("Conformance: HTTP cache", .timeLimit(.minutes(2)))
-struct CacheConformanceTests {
-    /// A client on `baseURL` with a fresh in-memory cache.
-    private func cachingClient(_ transport: TransportKind, _ baseURL: URL) -> Client {
-        makeClient(transport, baseURL) { $0.cache = .memory() }
-    }
-
-    private func get(
-        _ client: Client,
-        _ path: String,
-        query: Parameters? = nil,
-        headers: RequestHeaders = [:]
-    ) async throws -> CachedResponse<Data> {
-        try await client.sendWithCacheStatus(RawGet(path: path, query: query, headers: headers))
-    }
-
-    /// A GET whose body is returned as bytes.
-    private struct RawGet: Request {
-        typealias Response = Data
-        var path: String
-        var query: Parameters?
-        var headers: RequestHeaders
-    }
-
-    @Test("/cache/{n}: the second GET is a fresh hit with the same body", arguments: TransportKind.all, ServerKind.all)
-    func cacheSeconds(transport: TransportKind, server: ServerKind) async throws {
-        try await server.withBaseURL { baseURL in
-            let client = cachingClient(transport, baseURL)
-            let first = try await get(client, "/cache/60")
-            #expect(first.cacheStatus?.outcome == .miss)
-            let second = try await get(client, "/cache/60")
-            #expect(second.cacheStatus?.outcome == .hit)
-            #expect(second.value == first.value)
+extension Conformance {
+    /// The cache over real sockets: the embedded server and a real httpbin's `/cache`, `/cache/{n}`, `/etag/{etag}`
+    /// and `/response-headers` (reliability rows 37, 39, 40), on every transport.
+    @Suite("Conformance: HTTP cache", .timeLimit(.minutes(2)))
+    struct CacheConformanceTests {
+        /// A client on `baseURL` with a fresh in-memory cache.
+        private func cachingClient(_ transport: TransportKind, _ baseURL: URL) -> Client {
+            makeClient(transport, baseURL) { $0.cache = .memory() }
         }
-    }
 
-    @Test(
-        "row 40: /etag/{etag}: the stored ETag is sent as If-None-Match; the 304 serves the stored body",
-        arguments: TransportKind.all, ServerKind.all)
-    func etagRevalidation(transport: TransportKind, server: ServerKind) async throws {
-        try await server.withBaseURL { baseURL in
-            let client = cachingClient(transport, baseURL)
-            let first = try await get(client, "/etag/courier-v1")
-            #expect(first.cacheStatus?.outcome == .miss)
-            let second = try await get(client, "/etag/courier-v1")
-            #expect(second.cacheStatus?.outcome == .revalidated)
-            #expect(second.value == first.value)
-            #expect(!second.value.isEmpty)
+        private func get(
+            _ client: Client,
+            _ path: String,
+            query: Parameters? = nil,
+            headers: RequestHeaders = [:]
+        ) async throws -> CachedResponse<Data> {
+            try await client.sendWithCacheStatus(RawGet(path: path, query: query, headers: headers))
         }
-    }
 
-    @Test(
-        "row 40: /cache: validators from Last-Modified and ETag; the origin's 304 is merged",
-        arguments: TransportKind.all, ServerKind.all)
-    func cacheRevalidation(transport: TransportKind, server: ServerKind) async throws {
-        try await server.withBaseURL { baseURL in
-            let client = cachingClient(transport, baseURL)
-            let first = try await get(client, "/cache")
-            let second = try await get(client, "/cache", headers: ["Cache-Control": "no-cache"])
-            #expect(second.cacheStatus?.outcome == .revalidated)
-            #expect(second.value == first.value)
+        /// A GET whose body is returned as bytes.
+        private struct RawGet: Request {
+            typealias Response = Data
+            var path: String
+            var query: Parameters?
+            var headers: RequestHeaders
         }
-    }
 
-    @Test("row 37: /response-headers with no-store: nothing stored", arguments: TransportKind.all, ServerKind.all)
-    func noStore(transport: TransportKind, server: ServerKind) async throws {
-        try await server.withBaseURL { baseURL in
-            let cache = HTTPCache.memory()
-            let client = makeClient(transport, baseURL) { $0.cache = cache }
-            let query: Parameters = ["Cache-Control": "no-store, max-age=600"]
-            _ = try await get(client, "/response-headers", query: query)
-            #expect(cache.count == 0)
-            #expect(try await get(client, "/response-headers", query: query).cacheStatus?.outcome == .miss)
+        @Test(
+            "/cache/{n}: the second GET is a fresh hit with the same body", arguments: TransportKind.all, ServerKind.all
+        )
+        func cacheSeconds(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let client = cachingClient(transport, baseURL)
+                let first = try await get(client, "/cache/60")
+                #expect(first.cacheStatus?.outcome == .miss)
+                let second = try await get(client, "/cache/60")
+                #expect(second.cacheStatus?.outcome == .hit)
+                #expect(second.value == first.value)
+            }
         }
-    }
 
-    @Test(
-        "row 39: /response-headers with Vary: Accept-Language: variants never mixed",
-        arguments: TransportKind.all, ServerKind.all)
-    func vary(transport: TransportKind, server: ServerKind) async throws {
-        try await server.withBaseURL { baseURL in
-            let client = cachingClient(transport, baseURL)
-            let query: Parameters = ["Cache-Control": "max-age=600", "Vary": "Accept-Language"]
-            _ = try await get(client, "/response-headers", query: query, headers: ["Accept-Language": "en"])
-            let english = try await get(client, "/response-headers", query: query, headers: ["Accept-Language": "en"])
-            #expect(english.cacheStatus?.outcome == .hit)
-            let french = try await get(client, "/response-headers", query: query, headers: ["Accept-Language": "fr"])
-            #expect(french.cacheStatus?.outcome == .miss)
-            let star: Parameters = ["Cache-Control": "max-age=600", "Vary": "*"]
-            _ = try await get(client, "/response-headers", query: star)
-            #expect(try await get(client, "/response-headers", query: star).cacheStatus?.outcome == .miss)
+        @Test(
+            "row 40: /etag/{etag}: the stored ETag is sent as If-None-Match; the 304 serves the stored body",
+            arguments: TransportKind.all, ServerKind.all)
+        func etagRevalidation(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let client = cachingClient(transport, baseURL)
+                let first = try await get(client, "/etag/courier-v1")
+                #expect(first.cacheStatus?.outcome == .miss)
+                let second = try await get(client, "/etag/courier-v1")
+                #expect(second.cacheStatus?.outcome == .revalidated)
+                #expect(second.value == first.value)
+                #expect(!second.value.isEmpty)
+            }
         }
-    }
 
-    @Test("row 38: two credentials never share an entry", arguments: TransportKind.all, ServerKind.all)
-    func partitioned(transport: TransportKind, server: ServerKind) async throws {
-        try await server.withBaseURL { baseURL in
-            let client = cachingClient(transport, baseURL)
-            _ = try await get(client, "/cache/60", headers: ["Authorization": "Bearer alice"])
-            let bob = try await get(client, "/cache/60", headers: ["Authorization": "Bearer bob"])
-            #expect(bob.cacheStatus?.outcome == .miss)
-            #expect(String(decoding: bob.value, as: UTF8.self).contains("Bearer bob"))
+        @Test(
+            "row 40: /cache: validators from Last-Modified and ETag; the origin's 304 is merged",
+            arguments: TransportKind.all, ServerKind.all)
+        func cacheRevalidation(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let client = cachingClient(transport, baseURL)
+                let first = try await get(client, "/cache")
+                let second = try await get(client, "/cache", headers: ["Cache-Control": "no-cache"])
+                #expect(second.cacheStatus?.outcome == .revalidated)
+                #expect(second.value == first.value)
+            }
         }
-    }
 
-    @Test(
-        "offline: the origin goes down; the stale entry is served, but not a must-revalidate one")
-    func offline() async throws {
-        let server = try await TestServer.start()
-        // A refused connection is retried by AsyncHTTPClient's pool until its connect timeout: keep it short.
-        let transport = AsyncHTTPClientTransport(configuration: .init(connectTimeout: .milliseconds(300)))
-        let client = Client(
-            server: Server(baseURL: server.baseURL), transport: transport,
-            configuration: Client.Configuration(retryPolicy: .disabled)
-        ).configured { $0.cache = .memory() }
-        let stale: Parameters = ["Cache-Control": "max-age=0"]
-        let strict: Parameters = ["Cache-Control": "max-age=0, must-revalidate"]
-        let first = try await get(client, "/response-headers", query: stale)
-        _ = try await get(client, "/response-headers", query: strict)
-        try await server.shutdown()
-        let served = try await get(client, "/response-headers", query: stale)
-        #expect(served.cacheStatus?.outcome == .stale)
-        #expect(served.value == first.value)
-        await #expect(throws: CourierError.self) { try await get(client, "/response-headers", query: strict) }
-    }
+        @Test("row 37: /response-headers with no-store: nothing stored", arguments: TransportKind.all, ServerKind.all)
+        func noStore(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let cache = HTTPCache.memory()
+                let client = makeClient(transport, baseURL) { $0.cache = cache }
+                let query: Parameters = ["Cache-Control": "no-store, max-age=600"]
+                _ = try await get(client, "/response-headers", query: query)
+                #expect(cache.count == 0)
+                #expect(try await get(client, "/response-headers", query: query).cacheStatus?.outcome == .miss)
+            }
+        }
 
-    @Test("a fresh hit never reaches the embedded server", arguments: TransportKind.all)
-    func hitSkipsServer(transport: TransportKind) async throws {
-        let server = try await TestServer.start()
-        let client = cachingClient(transport, server.baseURL)
-        _ = try await get(client, "/cache/60")
-        let before = server.requestCount
-        for _ in 0..<5 { _ = try await get(client, "/cache/60") }
-        #expect(server.requestCount == before)
-        try await server.shutdown()
+        @Test(
+            "row 39: /response-headers with Vary: Accept-Language: variants never mixed",
+            arguments: TransportKind.all, ServerKind.all)
+        func vary(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let client = cachingClient(transport, baseURL)
+                let query: Parameters = ["Cache-Control": "max-age=600", "Vary": "Accept-Language"]
+                _ = try await get(client, "/response-headers", query: query, headers: ["Accept-Language": "en"])
+                let english = try await get(
+                    client, "/response-headers", query: query, headers: ["Accept-Language": "en"])
+                #expect(english.cacheStatus?.outcome == .hit)
+                let french = try await get(
+                    client, "/response-headers", query: query, headers: ["Accept-Language": "fr"])
+                #expect(french.cacheStatus?.outcome == .miss)
+                let star: Parameters = ["Cache-Control": "max-age=600", "Vary": "*"]
+                _ = try await get(client, "/response-headers", query: star)
+                #expect(try await get(client, "/response-headers", query: star).cacheStatus?.outcome == .miss)
+            }
+        }
+
+        @Test("row 38: two credentials never share an entry", arguments: TransportKind.all, ServerKind.all)
+        func partitioned(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let client = cachingClient(transport, baseURL)
+                _ = try await get(client, "/cache/60", headers: ["Authorization": "Bearer alice"])
+                let bob = try await get(client, "/cache/60", headers: ["Authorization": "Bearer bob"])
+                #expect(bob.cacheStatus?.outcome == .miss)
+                #expect(String(decoding: bob.value, as: UTF8.self).contains("Bearer bob"))
+            }
+        }
+
+        @Test(
+            "offline: the origin goes down; the stale entry is served, but not a must-revalidate one")
+        func offline() async throws {
+            let server = try await TestServer.start()
+            // A refused connection is retried by AsyncHTTPClient's pool until its connect timeout: keep it short.
+            let transport = AsyncHTTPClientTransport(configuration: .init(connectTimeout: .milliseconds(300)))
+            let client = Client(
+                server: Server(baseURL: server.baseURL), transport: transport,
+                configuration: Client.Configuration(retryPolicy: .disabled)
+            ).configured { $0.cache = .memory() }
+            let stale: Parameters = ["Cache-Control": "max-age=0"]
+            let strict: Parameters = ["Cache-Control": "max-age=0, must-revalidate"]
+            let first = try await get(client, "/response-headers", query: stale)
+            _ = try await get(client, "/response-headers", query: strict)
+            try await server.shutdown()
+            let served = try await get(client, "/response-headers", query: stale)
+            #expect(served.cacheStatus?.outcome == .stale)
+            #expect(served.value == first.value)
+            await #expect(throws: CourierError.self) { try await get(client, "/response-headers", query: strict) }
+        }
+
+        @Test("a fresh hit never reaches the embedded server", arguments: TransportKind.all)
+        func hitSkipsServer(transport: TransportKind) async throws {
+            let server = try await TestServer.start()
+            let client = cachingClient(transport, server.baseURL)
+            _ = try await get(client, "/cache/60")
+            let before = server.requestCount
+            for _ in 0..<5 { _ = try await get(client, "/cache/60") }
+            #expect(server.requestCount == before)
+            try await server.shutdown()
+        }
     }
 }

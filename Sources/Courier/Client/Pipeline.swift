@@ -338,6 +338,9 @@ struct Pipeline<R: Request>: Sendable {
     ) async throws -> Data {
         let code = response.head.status.code
         if method == .head || code == 204 || code == 304 || (100..<200).contains(code) {
+            // No body by definition, but the transport's (empty) body is still read to its end: AsyncHTTPClient
+            // closes a connection whose response was dropped unread instead of returning it to the pool.
+            _ = try? await response.body.collect(upTo: limit)
             return Data()
         }
         return try await response.body.collect(upTo: limit)

@@ -22,6 +22,8 @@ public struct Client: Sendable {
     public let configuration: Configuration
     /// Each server's base URL, checked and taken apart once (or why it is unusable).
     let bases: [Environment: Result<RequestResolver.Base, CourierError>]
+    /// The calls in flight, shared with every client derived from this one (for ``cancelAll()``).
+    let registry: RequestRegistry
 
     /// Creates a client for one server.
     ///
@@ -48,6 +50,20 @@ public struct Client: Sendable {
         transport: any Transport,
         configuration: Configuration = Configuration()
     ) {
+        self.init(
+            servers: servers, environment: environment, transport: transport, configuration: configuration,
+            registry: RequestRegistry())
+    }
+
+    /// Creates a client that shares `registry` (the calls in flight) with the client it derives from.
+    init(
+        servers: [Server],
+        environment: Environment,
+        transport: any Transport,
+        configuration: Configuration,
+        registry: RequestRegistry
+    ) {
+        self.registry = registry
         var byEnvironment: [Environment: Server] = [:]
         for server in servers { byEnvironment[server.environment] = server }
         self.servers = byEnvironment
@@ -64,8 +80,8 @@ public struct Client: Sendable {
     /// A client like this one that sends to `environment` by default.
     public func switching(to environment: Environment) -> Client {
         Client(
-            servers: Array(servers.values), environment: environment, transport: transport, configuration: configuration
-        )
+            servers: Array(servers.values), environment: environment, transport: transport, configuration: configuration,
+            registry: registry)
     }
 
     /// A client like this one with a changed configuration.
@@ -77,8 +93,8 @@ public struct Client: Sendable {
         var configuration = configuration
         change(&configuration)
         return Client(
-            servers: Array(servers.values), environment: environment, transport: transport, configuration: configuration
-        )
+            servers: Array(servers.values), environment: environment, transport: transport, configuration: configuration,
+            registry: registry)
     }
 
     /// How many events this client's monitors missed because their buffers were full (see ``EventMonitor``).
@@ -87,12 +103,16 @@ public struct Client: Sendable {
     /// Sends `request` and returns its parsed response.
     ///
     /// Runs the pipeline: resolve the URL, run the adapters, validate, send, run the decisions (restarting when
-    /// one asks), parse. Cancellation of the calling task is honoured at every step.
+    /// one asks), parse. Cancellation of the calling task is honoured at every step, and so are ``cancelAll()``
+    /// and, for a call with `tags`, ``cancelAll(tagged:)``.
     ///
+    /// - Parameters:
+    ///   - request: What to send.
+    ///   - tags: Labels for ``cancelAll(tagged:)``.
     /// - Returns: The request's ``Request/Response``.
     /// - Throws: ``CourierError`` describing what failed and where; `CancellationError` when cancelled.
-    public func send<R: Request>(_ request: R) async throws -> R.Response {
-        try await Pipeline(client: self, request: request).run()
+    public func send<R: Request>(_ request: R, tags: Set<RequestTag> = []) async throws -> R.Response {
+        try await registry.run(tags: tags) { [self] in try await Pipeline(client: self, request: request).run() }
     }
 
     /// Sends `request` and calls `completion` with the result; returns a handle that cancels the call.

@@ -67,7 +67,9 @@ extension Client {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let task = Task {
             defer { continuation.finish() }
-            return try await Pipeline(client: self, request: request, progress: { continuation.yield($0) }).run()
+            return try await registry.run(tags: []) { [self] in
+                try await Pipeline(client: self, request: request, progress: { continuation.yield($0) }).run()
+            }
         }
         return Transfer(progress: stream, task: task)
     }

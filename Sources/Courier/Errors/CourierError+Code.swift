@@ -3,7 +3,7 @@ extension CourierError {
     ///
     /// Compare with `==` against the static members: `error.code == .bodyTooLarge`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Hashable, Sendable {
+        private enum Base: String, Hashable, Sendable, CaseIterable {
             case invalidURL, invalidHeader, invalidBody, encodingFailed, missingCredential
             case bodyNotReplayable, transportFailed, connectionFailed, timedOut, bodyTooLarge
             case unacceptableStatus, decodingFailed, tooManyRestarts, decisionFailed, adapterFailed
@@ -19,6 +19,9 @@ extension CourierError {
 
         /// The code's name, such as `bodyTooLarge`.
         public var description: String { base.rawValue }
+
+        /// Every code Courier defines today (more may come: do not switch over them exhaustively).
+        public static var allCodes: [Code] { Base.allCases.map(Code.init) }
 
         /// The URL could not be built, or is not allowed (userinfo, a scheme other than http/https, no host).
         public static let invalidURL = Code(.invalidURL)

@@ -1,3 +1,4 @@
+public import Foundation
 import HTTPTypes
 
 /// An error a server or app can describe to an end user in its own words.
@@ -18,28 +19,60 @@ public protocol UserPresentableError: Error {
 
 /// Turns any error into one sentence an end user can read: the Philly talk's `ErrorMessageProvider`.
 ///
-/// The sentence comes from, in order: a ``UserPresentableError`` (the server's own message, for example),
-/// the ``CourierError/Code`` of a ``CourierError`` (a status code gets a sentence per class), or a generic
-/// fallback. Every sentence passes through `localize(key, english)`, so an app can return its own translation
-/// for each key (`courier.error.connectionFailed`, `courier.error.status.401`, …).
+/// The sentence comes from, in order: a ``UserPresentableError`` (the server's own message, for example), an
+/// override for the error's ``CourierError/Code``, an override for its ``Kind``, or the English catalogue passed
+/// through `localize(key, english)`. Every ``CourierError/Code`` and every status has a ``Kind`` (offline, timed
+/// out, server unavailable, session expired, forbidden, not found, rate limited, invalid response, too large,
+/// cancelled, …), and each kind one sentence.
+///
+/// Sentences for a server that said how long to wait (`Retry-After` on a 503 or 429) come from the kind's
+/// `.wait` key and contain `{wait}`, which is replaced after localizing by the wait formatted for `locale`
+/// ("2 minutes").
 ///
 /// ```swift
 /// let messages = ErrorMessageProvider { key, english in
 ///     Bundle.main.localizedString(forKey: key, value: english, table: "Errors")
 /// }
+/// .overriding(.notFound, with: "That item was deleted.")
 /// alert.message = messages.message(for: error)
 /// ```
 public struct ErrorMessageProvider: Sendable {
-    /// Returns the localized sentence for a key, given the English default.
+    /// Returns the localized sentence for a key (such as `courier.error.offline`), given the English default.
     public typealias Localize = @Sendable (_ key: String, _ english: String) -> String
 
     private let localize: Localize
+    private let locale: Locale
+    private var kindOverrides: [Kind: String] = [:]
+    private var codeOverrides: [CourierError.Code: String] = [:]
 
     /// Creates a provider.
     ///
-    /// - Parameter localize: Looks up a translation; by default returns the English sentence.
-    public init(localize: @escaping Localize = { _, english in english }) {
+    /// - Parameters:
+    ///   - locale: The locale waits such as "2 minutes" are formatted in (English by default).
+    ///   - localize: Looks up a translation for a key; by default returns the English sentence. Keys are listed
+    ///     on ``Kind``: `courier.error.<kind>`, and `courier.error.<kind>.wait` for the sentences with `{wait}`.
+    public init(
+        locale: Locale = Locale(identifier: "en_US"),
+        localize: @escaping Localize = { _, english in english }
+    ) {
+        self.locale = locale
         self.localize = localize
+    }
+
+    /// A provider that uses `sentence` for every error of `kind` (unless a code override or the error's own
+    /// message applies). `sentence` may contain `{wait}`.
+    public func overriding(_ kind: Kind, with sentence: String) -> ErrorMessageProvider {
+        var copy = self
+        copy.kindOverrides[kind] = sentence
+        return copy
+    }
+
+    /// A provider that uses `sentence` for every ``CourierError`` with `code` (unless the error's own message
+    /// applies). `sentence` may contain `{wait}`.
+    public func overriding(_ code: CourierError.Code, with sentence: String) -> ErrorMessageProvider {
+        var copy = self
+        copy.codeOverrides[code] = sentence
+        return copy
     }
 
     /// One sentence describing `error` for an end user.
@@ -47,57 +80,81 @@ public struct ErrorMessageProvider: Sendable {
         if let presentable = error as? any UserPresentableError, let message = presentable.userMessage {
             return message
         }
-        if error is CancellationError {
-            return localize("courier.error.cancelled", "The request was cancelled.")
-        }
-        guard let error = error as? CourierError else {
-            return localize("courier.error.unknown", "Something went wrong. Please try again.")
-        }
-        if let underlying = error.underlyingError as? any UserPresentableError, let message = underlying.userMessage {
+        let courierError = error as? CourierError
+        if let underlying = courierError?.underlyingError as? any UserPresentableError,
+            let message = underlying.userMessage
+        {
             return message
         }
-        if error.code == .unacceptableStatus, let status = error.response?.status.code {
-            return statusMessage(status)
+        let wait = courierError?.response.flatMap { RetryAfter.delay(in: $0) }.flatMap(format)
+        let kind = Self.kind(for: error)
+        let template: String
+        if let code = courierError?.code, let override = codeOverrides[code] {
+            template = override
+        } else if let override = kindOverrides[kind] {
+            template = override
+        } else if wait != nil, kind.hasWaitSentence {
+            template = localize("courier.error.\(kind).wait", kind.englishWithWait)
+        } else {
+            template = localize("courier.error.\(kind)", kind.english)
         }
-        let (key, english) = Self.sentence(for: error.code)
-        return localize("courier.error.\(key)", english)
+        return template.replacingOccurrences(of: "{wait}", with: wait ?? localize("courier.error.wait", "a moment"))
     }
 
-    private func statusMessage(_ status: Int) -> String {
-        let english: String
-        switch status {
-        case 401: english = "Please sign in again."
-        case 403: english = "You don't have permission to do that."
-        case 404: english = "We couldn't find what you were looking for."
-        case 408, 504: english = "The server took too long to respond. Please try again."
-        case 409: english = "This was changed by someone else. Please reload and try again."
-        case 413: english = "That is too large to upload."
-        case 429: english = "Too many requests. Please wait a moment and try again."
-        case 400..<500: english = "The request could not be completed."
-        case 503: english = "The service is temporarily unavailable. Please try again later."
-        default: english = "The server had a problem. Please try again later."
+    /// The catalogue entry for `error`: what kind of problem it is for the user.
+    public static func kind(for error: any Error) -> Kind {
+        if error is CancellationError { return .cancelled }
+        guard let error = error as? CourierError else { return .unknown }
+        if error.code == .unacceptableStatus {
+            return error.response.map { kind(forStatus: $0.status.code) } ?? .requestFailed
         }
-        return localize("courier.error.status.\(status)", english)
+        return kind(for: error.code)
     }
 
-    private static func sentence(for code: CourierError.Code) -> (key: String, english: String) {
-        let english: String
+    /// The catalogue entry for a code (``CourierError/Code/unacceptableStatus`` without a status: `requestFailed`).
+    public static func kind(for code: CourierError.Code) -> Kind {
         switch code {
-        case .connectionFailed, .transportFailed:
-            english = "Couldn't connect to the server. Check your internet connection and try again."
-        case .timedOut:
-            english = "The server took too long to respond. Please try again."
-        case .missingCredential, .reauthenticationRequired:
-            english = "Please sign in again to continue."
-        case .excessiveRefresh, .credentialStoreFailed:
-            english = "We couldn't keep you signed in. Please sign in again."
-        case .bodyTooLarge:
-            english = "The server sent more data than expected."
-        case .decodingFailed, .unexpectedResponse:
-            english = "The server sent a response we couldn't understand."
-        default:
-            english = "Something went wrong. Please try again."
+        case .connectionFailed, .transportFailed, .connectTimeout: .offline
+        case .timedOut: .timedOut
+        case .missingCredential, .reauthenticationRequired, .excessiveRefresh, .credentialStoreFailed:
+            .sessionExpired
+        case .bodyTooLarge, .decompressionLimit: .responseTooLarge
+        case .decodingFailed, .unexpectedResponse, .malformedResponse, .redirectLimit, .redirectCycle,
+            .invalidRedirect:
+            .invalidResponse
+        case .insecureRedirect: .insecureConnection
+        case .invalidURL, .invalidHeader, .invalidBody, .encodingFailed, .bodyNotReplayable, .unacceptableStatus,
+            .unsupported:
+            .requestFailed
+        default: .unknown
         }
-        return (code.description, english)
+    }
+
+    /// The catalogue entry for an HTTP status the decisions did not accept.
+    public static func kind(forStatus status: Int) -> Kind {
+        switch status {
+        case 401: .sessionExpired
+        case 403: .forbidden
+        case 404, 410: .notFound
+        case 408, 504: .timedOut
+        case 409, 412: .conflict
+        case 413: .uploadTooLarge
+        case 429: .rateLimited
+        case 502, 503: .serverUnavailable
+        case 500..<600: .serverError
+        default: .requestFailed
+        }
+    }
+
+    /// The wait, such as "2 minutes", rounded up to whole seconds, minutes or hours.
+    private func format(_ wait: Duration) -> String? {
+        guard wait > .zero else { return nil }
+        return wait.formatted(
+            .units(
+                allowed: [.hours, .minutes, .seconds], width: .wide, maximumUnitCount: 1,
+                fractionalPart: .hide(rounded: .up)
+            )
+            .locale(locale)
+        )
     }
 }

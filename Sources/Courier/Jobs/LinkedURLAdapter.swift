@@ -1,0 +1,27 @@
+import Foundation
+import HTTPTypes
+
+/// Points the request at a linked URL (a next-page `Link`): its scheme, authority, path and query replace the
+/// request's own. Runs after the request's adapters, before the client's (so auth sees the real origin).
+struct LinkedURLAdapter: RequestAdapter {
+    let url: URL
+
+    var name: String { "linkedURL" }
+
+    func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+            let scheme = components.scheme?.lowercased(), let host = components.percentEncodedHost
+        else {
+            throw CourierError(code: .invalidURL, stage: .adapt, message: "the linked URL cannot be parsed")
+        }
+        var request = request
+        var authority = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        if let port = components.port { authority += ":\(port)" }
+        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { path += "?\(query)" }
+        request.head.scheme = scheme
+        request.head.authority = authority
+        request.head.path = path
+        return request
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+
+/// The pages of a paginated API as an `AsyncSequence`: each iteration sends one request and yields its ``Page``.
+///
+/// Created by ``Client/pages(of:next:tags:)``. Pages are fetched one at a time, only when the loop asks for the
+/// next one; breaking out of the loop sends nothing more. A failed page ends the sequence with its error.
+public struct Pages<R: Request>: AsyncSequence, Sendable {
+    /// A page.
+    public typealias Element = Page<R>
+
+    let client: Client
+    let first: R
+    let next: NextPage<R>
+    let tags: Set<RequestTag>
+
+    /// Returns an iterator that starts at the first page.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(pages: self)
+    }
+
+    /// Fetches the pages one by one.
+    public struct Iterator: AsyncIteratorProtocol {
+        private let pages: Pages
+        private var target: NextPage<R>.Target?
+        private var previous: Page<R>?
+        private var number = 0
+
+        init(pages: Pages) {
+            self.pages = pages
+            self.target = .request(pages.first)
+        }
+
+        /// Fetches the next page, or returns `nil` after the last one.
+        ///
+        /// - Throws: The page's ``CourierError`` or the ``NextPage`` strategy's error (the sequence then ends);
+        ///   `CancellationError` when cancelled.
+        public mutating func next() async throws -> Page<R>? {
+            if let previous {
+                self.previous = nil
+                target = try await pages.next.target(previous)
+            }
+            guard let current = target else { return nil }
+            target = nil
+            let call: PageRequest<R>
+            switch current {
+            case .request(let request): call = PageRequest(base: request, url: nil)
+            case .url(let request, let url): call = PageRequest(base: request, url: url)
+            }
+            let output = try await pages.client.send(call, tags: pages.tags)
+            number += 1
+            let page = Page(
+                value: output.value,
+                response: output.response,
+                request: call.base,
+                url: Self.url(of: output.request),
+                number: number
+            )
+            previous = page
+            return page
+        }
+
+        private static func url(of request: HTTPRequest) -> URL? {
+            guard let scheme = request.scheme, let authority = request.authority else { return nil }
+            return URL(string: "\(scheme)://\(authority)\(request.path ?? "/")")
+        }
+    }
+}
+
+extension Client {
+    /// The pages of a paginated API, starting with `first`, as an `AsyncSequence` of ``Page`` values.
+    ///
+    /// Each page is one ordinary call (adapters, decisions, retries, parsing); `next` reads a page and returns
+    /// the request for the following one, or `nil` to end. Cancel the iterating task, or use `tags` with
+    /// ``cancelAll(tagged:)``, to stop the page in flight.
+    ///
+    /// ```swift
+    /// // A next cursor in the body:
+    /// for try await page in client.pages(of: ListItems(), next: .cursor({ $0.nextCursor }) { $0.after($1) }) {
+    ///     print(page.value.items)
+    /// }
+    /// // An RFC 8288 Link header:
+    /// for try await page in client.pages(of: ListRepos(), next: .link()) { print(page.value) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - first: The request for the first page.
+    ///   - next: How to find the next page: ``NextPage/cursor(_:applying:)``, ``NextPage/link(relation:)`` or a
+    ///     closure.
+    ///   - tags: Labels for ``cancelAll(tagged:)`` on every page's call.
+    /// - Returns: The sequence; nothing is sent until it is iterated.
+    public func pages<R: Request>(of first: R, next: NextPage<R>, tags: Set<RequestTag> = []) -> Pages<R> {
+        Pages(client: self, first: first, next: next, tags: tags)
+    }
+}

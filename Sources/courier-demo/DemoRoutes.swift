@@ -37,7 +37,52 @@ enum DemoRoutes {
                 : .text("recovered")
         }
         CacheDemoRoute.install(on: server)
+        installJobRoutes(on: server)
     }
+
+    /// Scenario 10: items that report how many item calls were in flight when they arrived, and a login chain.
+    static func installJobRoutes(on server: TestServer) {
+        let gauge = InFlightGauge()
+        server.register("GET", "/jobs/item") { request in
+            let inFlight = await gauge.enter()
+            try? await Task.sleep(for: .milliseconds(150))  // holds the call open so that overlap is visible
+            await gauge.leave()
+            return .json(#"{"number":\#(Int(request.queryValue("n") ?? "") ?? 0),"inFlight":\#(inFlight)}"#)
+        }
+        server.register("POST", "/jobs/client-secret") { request in
+            let body = String(decoding: request.body, as: UTF8.self)
+            guard body.contains(#""email":"ada@example.com""#) else {
+                return .json(#"{"code":401,"reason":"Unknown user."}"#, status: 401)
+            }
+            return .json(#"{"id":"client-7","secret":"s3cr3t"}"#)
+        }
+        server.register("POST", "/jobs/token") { request in
+            let form = String(decoding: request.body, as: UTF8.self)
+            guard form.contains("client_id=client-7"), form.contains("client_secret=s3cr3t") else {
+                return .json(#"{"error":"invalid_client"}"#, status: 400)
+            }
+            return .json(#"{"access_token":"job-token-1","token_type":"Bearer"}"#)
+        }
+        server.register("GET", "/jobs/me") { request in
+            guard request.header("Authorization") == "Bearer job-token-1" else {
+                return TestServerResponse(status: 401)
+            }
+            return .json(#"{"name":"Ada","email":"ada@example.com"}"#)
+        }
+    }
+}
+
+/// Counts the `/jobs/item` calls in flight.
+actor InFlightGauge {
+    private var inFlight = 0
+
+    /// Counts one more call in flight and returns the count, this call included.
+    func enter() -> Int {
+        inFlight += 1
+        return inFlight
+    }
+
+    func leave() { inFlight -= 1 }
 }
 
 /// Counts calls to `/flaky`, so every other one fails.

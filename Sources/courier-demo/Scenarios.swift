@@ -113,7 +113,7 @@ struct Upload: Request {
 
 enum Scenarios {
     static let all: [Scenario] = [
-        basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, transfers, cache,
+        basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, transfers, cache, jobs,
     ]
 
     static let basics = Scenario(

@@ -80,7 +80,8 @@ public struct Client: Sendable {
     /// A client like this one that sends to `environment` by default.
     public func switching(to environment: Environment) -> Client {
         Client(
-            servers: Array(servers.values), environment: environment, transport: transport, configuration: configuration,
+            servers: Array(servers.values), environment: environment, transport: transport,
+            configuration: configuration,
             registry: registry)
     }
 
@@ -93,7 +94,8 @@ public struct Client: Sendable {
         var configuration = configuration
         change(&configuration)
         return Client(
-            servers: Array(servers.values), environment: environment, transport: transport, configuration: configuration,
+            servers: Array(servers.values), environment: environment, transport: transport,
+            configuration: configuration,
             registry: registry)
     }
 

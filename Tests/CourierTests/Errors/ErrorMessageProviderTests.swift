@@ -38,15 +38,15 @@ struct ErrorMessageProviderTests {
     @Test(
         "each status class gets its own sentence",
         arguments: [
-            (401, "Please sign in again."),
+            (401, "Your session has expired, so please sign in again."),
             (403, "You don't have permission to do that."),
             (404, "We couldn't find what you were looking for."),
-            (429, "Too many requests. Please wait a moment and try again."),
-            (500, "The server had a problem. Please try again later."),
-            (503, "The service is temporarily unavailable. Please try again later."),
-            (400, "The request could not be completed."),
-            (422, "The request could not be completed."),
-            (502, "The server had a problem. Please try again later."),
+            (429, "You're doing that too often, so please wait a moment and try again."),
+            (500, "The server had a problem, so please try again later."),
+            (503, "The service is temporarily unavailable, so please try again later."),
+            (400, "The request couldn't be completed."),
+            (422, "The request couldn't be completed."),
+            (502, "The service is temporarily unavailable, so please try again later."),
         ]
     )
     func statusSentences(code: Int, sentence: String) {
@@ -54,13 +54,13 @@ struct ErrorMessageProviderTests {
     }
 
     @Test(
-        "a connection failure gets the connection sentence",
-        arguments: [CourierError.Code.connectionFailed, .transportFailed])
+        "a connection failure gets the offline sentence",
+        arguments: [CourierError.Code.connectionFailed, .transportFailed, .connectTimeout])
     func connectionFailure(code: CourierError.Code) {
         let error = CourierError(code: code, stage: .transport)
         #expect(
             ErrorMessageProvider().message(for: error)
-                == "Couldn't connect to the server. Check your internet connection and try again."
+                == "We couldn't reach the server, so please check your internet connection and try again."
         )
     }
 
@@ -69,10 +69,11 @@ struct ErrorMessageProviderTests {
         let provider = ErrorMessageProvider()
         #expect(provider.message(for: CancellationError()) == "The request was cancelled.")
         #expect(
-            provider.message(for: DecisionFixtures.Failure(reason: "x")) == "Something went wrong. Please try again.")
+            provider.message(for: DecisionFixtures.Failure(reason: "x")) == "Something went wrong, so please try again."
+        )
         #expect(
             provider.message(for: CourierError(code: .timedOut, stage: .transport))
-                == "The server took too long to respond. Please try again."
+                == "The server is taking too long to respond, so please try again."
         )
         #expect(
             provider.message(for: CourierError(code: .decodingFailed, stage: .parse))
@@ -83,9 +84,12 @@ struct ErrorMessageProviderTests {
     @Test(
         "a custom localize closure receives the documented key and the English sentence, and its result is used",
         arguments: [
-            (403, "courier.error.status.403", "You don't have permission to do that."),
-            (401, "courier.error.status.401", "Please sign in again."),
-            (503, "courier.error.status.503", "The service is temporarily unavailable. Please try again later."),
+            (403, "courier.error.forbidden", "You don't have permission to do that."),
+            (401, "courier.error.sessionExpired", "Your session has expired, so please sign in again."),
+            (
+                503, "courier.error.serverUnavailable",
+                "The service is temporarily unavailable, so please try again later."
+            ),
         ]
     )
     func localizeStatus(code: Int, key: String, english: String) {
@@ -107,13 +111,13 @@ struct ErrorMessageProviderTests {
         }
         #expect(
             provider.message(for: CourierError(code: .connectionFailed, stage: .transport))
-                == "COURIER.ERROR.CONNECTIONFAILED")
+                == "COURIER.ERROR.OFFLINE")
         #expect(provider.message(for: CancellationError()) == "COURIER.ERROR.CANCELLED")
         #expect(provider.message(for: DecisionFixtures.Failure(reason: "x")) == "COURIER.ERROR.UNKNOWN")
         #expect(provider.message(for: CourierError(code: .timedOut, stage: .transport)) == "COURIER.ERROR.TIMEDOUT")
         #expect(
             keys.entries == [
-                "courier.error.connectionFailed", "courier.error.cancelled", "courier.error.unknown",
+                "courier.error.offline", "courier.error.cancelled", "courier.error.unknown",
                 "courier.error.timedOut",
             ]
         )

@@ -1,0 +1,190 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+private struct ItemList: Decodable, Sendable {
+    let items: [Int]
+    let next: String?
+}
+
+/// A cursor-paginated list: `GET /items?cursor=…`.
+private struct ListItems: Request {
+    typealias Response = ItemList
+    var cursor: String?
+    var path: String { "/items" }
+    var query: Parameters? { cursor.map { ["cursor": $0] } }
+}
+
+/// A Link-paginated list of numbers.
+private struct ListNumbers: Request {
+    typealias Response = [Int]
+    var path: String { "/numbers" }
+    var query: Parameters? { ["per_page": "2"] }
+}
+
+private let link = HTTPField.Name("Link")!
+
+@Suite("Jobs: pagination", .timeLimit(.minutes(1)))
+struct PagesTests {
+    @Test("a next cursor in the body: every page in order, the cursor sent as the query, the end at a nil cursor")
+    func cursorPages() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/items") { request in
+            switch request.query {
+            case nil: .json(raw: #"{"items":[1,2],"next":"c2"}"#)
+            case "cursor=c2": .json(raw: #"{"items":[3,4],"next":"c3"}"#)
+            case "cursor=c3": .json(raw: #"{"items":[5],"next":null}"#)
+            default: .status(400)
+            }
+        }
+        var items: [Int] = []
+        var numbers: [Int] = []
+        for try await page in client.pages(of: ListItems(), next: .cursor({ $0.next }) { $0.with(cursor: $1) }) {
+            items += page.value.items
+            numbers.append(page.number)
+        }
+        #expect(items == [1, 2, 3, 4, 5])
+        #expect(numbers == [1, 2, 3])
+        #expect(mock.recordedRequests.map(\.query) == [nil, "cursor=c2", "cursor=c3"])
+        #expect(client.callsInFlight == 0)
+    }
+
+    @Test("breaking out of the loop sends no more requests")
+    func earlyBreak() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/items") { _ in .json(raw: #"{"items":[1],"next":"again"}"#) }
+        var seen = 0
+        for try await _ in client.pages(of: ListItems(), next: .cursor({ $0.next }) { $0.with(cursor: $1) }) {
+            seen += 1
+            if seen == 2 { break }
+        }
+        #expect(mock.recordedRequests.count == 2)
+    }
+
+    @Test("a closure strategy sees the page's value, head and request")
+    func closureStrategy() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/items") { request in
+            .json(raw: #"{"items":[1],"next":null}"#, headerFields: [.init("X-Page")!: request.query ?? "first"])
+        }
+        let pages = client.pages(of: ListItems()) { page in
+            page.response.headerFields[.init("X-Page")!] == "first" ? page.request.with(cursor: "two") : nil
+        }
+        var heads: [String] = []
+        for try await page in pages { heads.append(page.response.headerFields[.init("X-Page")!] ?? "") }
+        #expect(heads == ["first", "cursor=two"])
+        #expect(mock.recordedRequests.count == 2)
+    }
+
+    @Test("a Link header: absolute and relative links are followed with the same request; no link ends it")
+    func linkPages() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/numbers") { request in
+            switch request.query {
+            case "per_page=2":
+                .json(
+                    raw: "[1,2]",
+                    headerFields: [
+                        link:
+                            #"<https://api.example.com/numbers?page=2&per_page=2>; rel="next", <https://api.example.com/numbers?page=3&per_page=2>; rel="last""#
+                    ])
+            case "page=2&per_page=2":
+                .json(
+                    raw: "[3,4]",
+                    headerFields: [
+                        link: #"</numbers?page=1>; rel="prev first", </numbers?page=3&per_page=2>; rel=next"#
+                    ])
+            case "page=3&per_page=2": .json(raw: "[5]", headerFields: [link: #"</numbers?page=1>; rel="first""#])
+            default: .status(400)
+            }
+        }
+        var values: [Int] = []
+        var urls: [String] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) {
+            values += page.value
+            urls.append(page.url?.absoluteString ?? "")
+        }
+        #expect(values == [1, 2, 3, 4, 5])
+        #expect(
+            urls == [
+                "https://api.example.com/numbers?per_page=2", "https://api.example.com/numbers?page=2&per_page=2",
+                "https://api.example.com/numbers?page=3&per_page=2",
+            ])
+        #expect(mock.recordedRequests.allSatisfy { $0.head.method == .get })
+    }
+
+    @Test("a link to another origin gets no bearer token; the client's own origin does")
+    func linkToOtherOriginHasNoToken() async throws {
+        let (client, mock) = Fixtures.client { $0.adapters.append(.bearer { "secret-token" }) }
+        mock.stub(.get, "/numbers") { request in
+            let auth = request.head.headerFields[.authorization] ?? "none"
+            if request.head.authority == "api.example.com" {
+                return .json(
+                    raw: "[1]",
+                    headerFields: [link: "<https://cdn.example.net/numbers?page=2>; rel=next", .init("X-Auth")!: auth])
+            }
+            return .json(raw: "[2]", headerFields: [.init("X-Auth")!: auth])
+        }
+        var auths: [String] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) {
+            auths.append(page.response.headerFields[.init("X-Auth")!] ?? "")
+        }
+        #expect(auths == ["Bearer secret-token", "none"])
+        #expect(mock.recordedRequests.last?.head.authority == "cdn.example.net")
+    }
+
+    @Test(
+        "a link that is not http(s), carries userinfo, or goes from https to http ends the sequence with invalidURL",
+        arguments: ["ftp://api.example.com/numbers", "https://user:pw@api.example.com/n", "http://api.example.com/n"])
+    func unsafeLinks(target: String) async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/numbers") { _ in .json(raw: "[1]", headerFields: [link: "<\(target)>; rel=\"next\""]) }
+        var pages = client.pages(of: ListNumbers(), next: .link()).makeAsyncIterator()
+        #expect(try await pages.next()?.value == [1])
+        let error = try #require(await expectCourierError { try await pages.next() })
+        #expect(error.code == .invalidURL)
+        #expect(mock.recordedRequests.count == 1)
+    }
+
+    @Test("a failed page ends the sequence with its error")
+    func failedPage() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/items", with: [.json(raw: #"{"items":[1],"next":"c2"}"#), .status(503)])
+        var pages = client.pages(of: ListItems(), next: .cursor({ $0.next }) { $0.with(cursor: $1) })
+            .makeAsyncIterator()
+        #expect(try await pages.next()?.value.items == [1])
+        let error = try #require(await expectCourierError { try await pages.next() })
+        #expect(error.response?.status.code == 503)
+        #expect(try await pages.next() == nil)
+    }
+
+    @Test("cancelling the iterating task by tag cancels the page in flight")
+    func cancelPages() async throws {
+        let (client, mock) = Fixtures.client()
+        let gate = JobFixtures.Gate()
+        var arrivals = gate.arrivals.makeAsyncIterator()
+        mock.stub(.get, "/items") { _ in
+            guard await gate.enter("page") else { throw CancellationError() }
+            return .json(raw: #"{"items":[1],"next":null}"#)
+        }
+        let reading = Task {
+            var count = 0
+            for try await _ in client.pages(
+                of: ListItems(), next: .cursor({ $0.next }) { $0.with(cursor: $1) }, tags: ["feed"])
+            {
+                count += 1
+            }
+            return count
+        }
+        _ = await JobFixtures.await(1, on: &arrivals)
+        #expect(client.cancelAll(tagged: "feed") == 1)
+        await #expect(throws: CancellationError.self) { try await reading.value }
+        #expect(client.callsInFlight == 0)
+    }
+}
+
+extension ListItems {
+    fileprivate func with(cursor: String) -> ListItems { ListItems(cursor: cursor) }
+}

@@ -98,6 +98,7 @@ public struct ErrorMessageProvider: Sendable {
         } else {
             template = localize("courier.error.\(kind)", kind.english)
         }
+        guard template.contains("{wait}") else { return template }
         return template.replacingOccurrences(of: "{wait}", with: wait ?? localize("courier.error.wait", "a moment"))
     }
 

@@ -52,7 +52,7 @@ enum LinkHeader {
 
     /// The space-separated relation types of a link's `rel` parameter, lowercased.
     private static func relations(in parameters: String) -> [String] {
-        for parameter in parameters.split(separator: ";") {
+        for parameter in splitOutsideQuotes(parameters) {
             let parts = parameter.split(separator: "=", maxSplits: 1)
             guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "rel" else {
                 continue
@@ -61,6 +61,29 @@ enum LinkHeader {
             return value.lowercased().split(separator: " ").map(String.init)
         }
         return []
+    }
+
+    /// `text` split at semicolons that are not inside a quoted string.
+    private static func splitOutsideQuotes(_ text: String) -> [Substring] {
+        var parts: [Substring] = []
+        var start = text.startIndex
+        var quoted = false
+        var escaped = false
+        for index in text.indices {
+            let character = text[index]
+            if escaped {
+                escaped = false
+            } else if quoted && character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == ";" && !quoted {
+                parts.append(text[start..<index])
+                start = text.index(after: index)
+            }
+        }
+        parts.append(text[start...])
+        return parts
     }
 
     /// Refuses a link that is not http(s), carries userinfo, or downgrades https to http.

@@ -27,7 +27,7 @@ public struct NextPage<R: Request>: Sendable {
     /// - Parameter next: Returns the request for the page after the given one, or `nil` after the last page.
     ///   It may throw to end the sequence with an error.
     public init(_ next: @escaping @Sendable (Page<R>) async throws -> R?) {
-        self.init { page in try await next(page).map { .request($0) } }
+        self.init(target: { page in try await next(page).map { .request($0) } })
     }
 
     /// A strategy for a next-cursor field in the body: the sequence ends when `cursor` returns `nil` or an empty
@@ -40,10 +40,10 @@ public struct NextPage<R: Request>: Sendable {
         _ cursor: @escaping @Sendable (R.Response) -> String?,
         applying: @escaping @Sendable (R, String) -> R
     ) -> NextPage {
-        NextPage { page in
+        NextPage(target: { page in
             guard let next = cursor(page.value), !next.isEmpty else { return nil }
             return .request(applying(page.request, next))
-        }
+        })
     }
 
     /// A strategy for the RFC 8288 `Link` header: follows the link with relation `relation` (`next` by default).
@@ -57,7 +57,7 @@ public struct NextPage<R: Request>: Sendable {
     /// - Throws (while iterating): ``CourierError/Code/invalidURL`` for a link that is not http(s), carries
     ///   userinfo, or goes from https to http.
     public static func link(relation: String = "next") -> NextPage {
-        NextPage { page in
+        NextPage(target: { page in
             guard let name = LinkHeader.name,
                 let reference = LinkHeader.target(of: page.response.headerFields[values: name], relation: relation),
                 let url = URL(string: reference, relativeTo: page.url)?.absoluteURL
@@ -65,6 +65,6 @@ public struct NextPage<R: Request>: Sendable {
             if url == page.url { return nil }
             try LinkHeader.check(url, from: page.url)
             return .url(page.request, url)
-        }
+        })
     }
 }

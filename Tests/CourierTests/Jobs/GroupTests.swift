@@ -15,7 +15,7 @@ struct GroupTests {
         var released = 0
         while released < count {
             let slots = min(limit, count - released)
-            arrived += await JobFixtures.await(max(0, slots - (arrived - released)), on: &arrivals).count
+            arrived += await JobFixtures.waitFor(max(0, slots - (arrived - released)), on: &arrivals).count
             gate.release()
             released += 1
         }
@@ -42,7 +42,7 @@ struct GroupTests {
         let (client, _) = JobFixtures.gatedClient(gate)
         async let results = client.sendAllResults((0..<5).map(JobFixtures.item), maxConcurrent: 5)
         var arrivals = gate.arrivals.makeAsyncIterator()
-        _ = await JobFixtures.await(5, on: &arrivals)
+        _ = await JobFixtures.waitFor(5, on: &arrivals)
         for index in (0..<5).reversed() { gate.release("\(index)") }
         let values = await results.map { try? $0.get() }
         #expect(values == (0..<5).map { "item \($0)" })
@@ -91,9 +91,9 @@ struct GroupTests {
             await client.sendAllResults((0..<10).map(JobFixtures.item), maxConcurrent: 3, tags: ["batch"])
         }
         var arrivals = gate.arrivals.makeAsyncIterator()
-        _ = await JobFixtures.await(3, on: &arrivals)
+        _ = await JobFixtures.waitFor(3, on: &arrivals)
         gate.release("0")
-        _ = await JobFixtures.await(1, on: &arrivals)  // item 3 took item 0's slot
+        _ = await JobFixtures.waitFor(1, on: &arrivals)  // item 3 took item 0's slot
         if how == "tag" {
             #expect(client.cancelAll(tagged: "batch") == 1)
         } else {

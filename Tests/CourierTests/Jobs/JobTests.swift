@@ -95,7 +95,7 @@ struct JobTests {
             return .json(raw: #"{"value":"token-1"}"#)
         }
         let job = Task { try await client.run(LoginJob(email: "a", password: "b"), tags: ["login"]) }
-        #expect(await JobFixtures.await(1, on: &arrivals) == ["token"])
+        #expect(await JobFixtures.waitFor(1, on: &arrivals) == ["token"])
         #expect(client.callsInFlight == 2)  // the job and its step
         switch how {
         case "task": job.cancel()
@@ -118,7 +118,7 @@ struct JobTests {
         }
         let derived = client.configured { $0.timeout = .seconds(600) }.switching(to: .production)
         let call = Task { try await derived.send(Probe(path: "/slow")) }
-        _ = await JobFixtures.await(1, on: &arrivals)
+        _ = await JobFixtures.waitFor(1, on: &arrivals)
         #expect(client.callsInFlight == 1)
         #expect(client.cancelAll() == 1)
         await #expect(throws: CancellationError.self) { try await call.value }
@@ -132,7 +132,7 @@ struct JobTests {
         var arrivals = gate.arrivals.makeAsyncIterator()
         let screen = Task { try await tagged.send(JobFixtures.item(1), tags: ["screen", "other"]) }
         let keep = Task { try await tagged.send(JobFixtures.item(2), tags: ["background"]) }
-        _ = await JobFixtures.await(2, on: &arrivals)
+        _ = await JobFixtures.waitFor(2, on: &arrivals)
         #expect(tagged.cancelAll(tagged: "screen") == 1)
         await #expect(throws: CancellationError.self) { try await screen.value }
         gate.release("2")

@@ -32,8 +32,8 @@ struct PagesTests {
     func cursorPages() async throws {
         let (client, mock) = Fixtures.client()
         mock.stub(.get, "/items") { request in
-            switch request.query {
-            case nil: .json(raw: #"{"items":[1,2],"next":"c2"}"#)
+            switch request.query ?? "" {
+            case "": .json(raw: #"{"items":[1,2],"next":"c2"}"#)
             case "cursor=c2": .json(raw: #"{"items":[3,4],"next":"c3"}"#)
             case "cursor=c3": .json(raw: #"{"items":[5],"next":null}"#)
             default: .status(400)
@@ -82,7 +82,7 @@ struct PagesTests {
     func linkPages() async throws {
         let (client, mock) = Fixtures.client()
         mock.stub(.get, "/numbers") { request in
-            switch request.query {
+            switch request.query ?? "" {
             case "per_page=2":
                 .json(
                     raw: "[1,2]",
@@ -178,7 +178,7 @@ struct PagesTests {
             }
             return count
         }
-        _ = await JobFixtures.await(1, on: &arrivals)
+        _ = await JobFixtures.waitFor(1, on: &arrivals)
         #expect(client.cancelAll(tagged: "feed") == 1)
         await #expect(throws: CancellationError.self) { try await reading.value }
         #expect(client.callsInFlight == 0)

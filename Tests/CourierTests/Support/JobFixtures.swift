@@ -84,7 +84,7 @@ enum JobFixtures {
     }
 
     /// Waits for `count` arrivals on `iterator`.
-    static func await(_ count: Int, on iterator: inout AsyncStream<String>.Iterator) async -> [String] {
+    static func waitFor(_ count: Int, on iterator: inout AsyncStream<String>.Iterator) async -> [String] {
         var ids: [String] = []
         while ids.count < count, let id = await iterator.next() { ids.append(id) }
         return ids

@@ -27,6 +27,7 @@ struct FetchClientSecret: Request {
     var method: HTTPRequest.Method { .post }
     var path: String { "/jobs/client-secret" }
     var body: RequestBody? { .json(["email": email, "password": password]) }
+    var decisions: [any Decision] { [.validateStatus(decoding: APIError.self)] }
 }
 
 struct FetchAccessToken: Request {
@@ -108,10 +109,14 @@ extension Scenarios {
             failed = false
         } catch {
             demo.terminal.detail("a wrong login, for the user: \"\(ErrorMessageProvider().message(for: error))\"")
-            failed = (error as? CourierError)?.response?.status.code == 401
+            failed =
+                (error as? CourierError)?.response?.status.code == 401
+                && ErrorMessageProvider().message(for: error) == "Unknown user."
         }
         return grouped & chained
-            & check(failed, "a failing first step fails the job with its 401", terminal: demo.terminal)
+            & check(
+                failed, "a failing first step fails the job with its 401 and the server's reason",
+                terminal: demo.terminal)
             & check(client.callsInFlight == 0, "nothing left in flight", terminal: demo.terminal)
     }
 }

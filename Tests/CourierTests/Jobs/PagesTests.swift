@@ -69,9 +69,11 @@ struct PagesTests {
         mock.stub(.get, "/items") { request in
             .json(raw: #"{"items":[1],"next":null}"#, headerFields: [.init("X-Page")!: request.query ?? "first"])
         }
-        let pages = client.pages(of: ListItems(), next: NextPage { page in
-            page.response.headerFields[.init("X-Page")!] == "first" ? page.request.with(cursor: "two") : nil
-        })
+        let pages = client.pages(
+            of: ListItems(),
+            next: NextPage { page in
+                page.response.headerFields[.init("X-Page")!] == "first" ? page.request.with(cursor: "two") : nil
+            })
         var heads: [String] = []
         for try await page in pages { heads.append(page.response.headerFields[.init("X-Page")!] ?? "") }
         #expect(heads == ["first", "cursor=two"])

@@ -105,15 +105,24 @@ public struct Client: Sendable {
     /// Sends `request` and returns its parsed response.
     ///
     /// Runs the pipeline: resolve the URL, run the adapters, validate, send, run the decisions (restarting when
-    /// one asks), parse. Cancellation of the calling task is honoured at every step, and so are ``cancelAll()``
-    /// and, for a call with `tags`, ``cancelAll(tagged:)``.
+    /// one asks), parse. Cancellation of the calling task is honoured at every step, and so is ``cancelAll()``.
+    ///
+    /// - Returns: The request's ``Request/Response``.
+    /// - Throws: ``CourierError`` describing what failed and where; `CancellationError` when cancelled.
+    public func send<R: Request>(_ request: R) async throws -> R.Response {
+        try await send(request, tags: [])
+    }
+
+    /// Sends `request` with `tags`, so that ``cancelAll(tagged:)`` can cancel it, and returns its parsed response.
+    ///
+    /// The same call as ``send(_:)``; the tags only label it while it is in flight.
     ///
     /// - Parameters:
     ///   - request: What to send.
     ///   - tags: Labels for ``cancelAll(tagged:)``.
     /// - Returns: The request's ``Request/Response``.
     /// - Throws: ``CourierError`` describing what failed and where; `CancellationError` when cancelled.
-    public func send<R: Request>(_ request: R, tags: Set<RequestTag> = []) async throws -> R.Response {
+    public func send<R: Request>(_ request: R, tags: Set<RequestTag>) async throws -> R.Response {
         try await registry.run(tags: tags) { [self] in try await Pipeline(client: self, request: request).run() }
     }
 

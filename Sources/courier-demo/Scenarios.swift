@@ -113,7 +113,7 @@ struct Upload: Request {
 
 enum Scenarios {
     static let all: [Scenario] = [
-        basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, transfers, cache, jobs,
+        basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, cache, transfers, jobs,
     ]
 
     static let basics = Scenario(

@@ -70,6 +70,69 @@ struct ReadmeSampleTests {
         #expect(readmeLines == sourceLines)
     }
 
+    struct UploadPhoto: Request {
+        typealias Response = Data
+        var method: HTTPRequest.Method { .post }
+        var path: String { "/photos" }
+        var body: RequestBody? {
+            .multipart([.field(name: "title", value: "Holiday"), .file(name: "photo", fileURL: photoURL)])
+        }
+        let photoURL: URL
+    }
+
+    struct DownloadVideo: Request {
+        typealias Response = DownloadedFile
+        var path: String { "/videos/42" }
+        var parser: any ResponseParser<DownloadedFile> { DownloadParser(destination: destination) }
+        let destination: URL
+    }
+
+    func transferSample(client: Client, photoURL: URL, videoURL: URL) async throws -> [TransferProgress] {
+        var seen: [TransferProgress] = []
+        // readme-transfer:begin
+        let upload = client.transfer(UploadPhoto(photoURL: photoURL))  // streamed from disk, exact Content-Length
+        for await progress in upload.progress { print(progress) }  // e.g. "upload 1048576/2097152 B"
+        _ = try await upload.value
+        let file = try await client.send(DownloadVideo(destination: videoURL))  // written as it arrives
+        print(file.url, file.byteCount)
+        // readme-transfer:end
+        for await progress in client.transfer(UploadPhoto(photoURL: photoURL)).progress { seen.append(progress) }
+        return seen
+    }
+
+    @Test("the README's upload and download sample compiles, matches, and reports progress")
+    func transferSampleRuns() async throws {
+        let mock = MockTransport()
+        mock.stub(.post, "/photos") { request in
+            .text(request.bodyText?.contains("name=\"photo\"; filename=\"photo.jpg\"") == true ? "ok" : "missing")
+        }
+        mock.stub(.get, "/videos/42") { _ in .data(Data(repeating: 7, count: 4096)) }
+        let client = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: mock)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-readme-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let photo = directory.appendingPathComponent("photo.jpg")
+        try Data(repeating: 1, count: 100_000).write(to: photo)
+        let seen = try await transferSample(
+            client: client, photoURL: photo, videoURL: directory.appendingPathComponent("video.bin"))
+        let lastUpload = try #require(seen.last { $0.direction == .upload })
+        #expect(lastUpload.totalBytes.map { $0 > 100_000 } == true)  // the file plus the multipart framing
+        #expect(lastUpload.completedBytes == lastUpload.totalBytes)
+        let video = try Data(contentsOf: directory.appendingPathComponent("video.bin"))
+        #expect(video.count == 4096)
+
+        let testFile = URL(fileURLWithPath: #filePath)
+        let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: testFile, encoding: .utf8)
+        let readmeLines = try Self.lines(
+            between: "<!-- readme-transfer:begin -->", and: "<!-- readme-transfer:end -->", in: readme
+        )
+        .filter { !$0.hasPrefix("```") }
+        let sourceLines = try Self.lines(between: "// readme-transfer:begin", and: "// readme-transfer:end", in: source)
+        #expect(readmeLines == sourceLines)
+    }
+
     @Test("the README sample compiles and behaves as its comments say")
     func sampleRuns() async throws {
         let (value, task) = try await sample()

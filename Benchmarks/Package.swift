@@ -2,6 +2,12 @@
 import PackageDescription
 
 /// Courier's benchmarks: a separate package so the library's users never build them.
+///
+/// - `courier-loopback`: throughput and latency against the raw transports and swift-openapi-runtime, the scale
+///   test and auth under load.
+/// - `courier-download`: 1 GiB streamed download and upload through Courier and raw AsyncHTTPClient.
+/// - `CourierMicro` (under `Benchmarks/`): package-benchmark micro benchmarks (`swift package benchmark`).
+/// - `run`: all of them, writing `RESULTS.md`.
 let package = Package(
     name: "CourierBenchmarks",
     platforms: [.macOS(.v13)],
@@ -9,7 +15,10 @@ let package = Package(
         .package(name: "Courier", path: ".."),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ],
     targets: [
         .executableTarget(
@@ -24,11 +33,13 @@ let package = Package(
         .executableTarget(
             name: "courier-download",
             dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Courier", package: "Courier"),
                 .product(name: "CourierAsyncHTTPClient", package: "Courier"),
                 .product(name: "CourierURLSession", package: "Courier"),
                 .product(name: "CourierTestServer", package: "Courier"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -40,10 +51,26 @@ let package = Package(
                 .product(name: "CourierAsyncHTTPClient", package: "Courier"),
                 .product(name: "CourierTestServer", package: "Courier"),
                 .product(name: "CourierURLSession", package: "Courier"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "CourierMicro",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierTesting", package: "Courier"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Benchmarks/CourierMicro",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]
 )

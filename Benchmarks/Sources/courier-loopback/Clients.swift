@@ -10,7 +10,8 @@ import NIOFoundationCompat
     import FoundationNetworking
 #endif
 
-/// The four clients the harness compares, in two pairs: each Courier client against the raw transport it drives.
+/// The clients the harness compares, in pairs: each Courier client against the raw transport it drives, and
+/// swift-openapi-runtime's client (the nearest peer that installs here) against the raw AsyncHTTPClient it drives.
 enum ClientKind: String, CaseIterable, Sendable, Hashable {
     /// Courier's full default pipeline on ``CourierAsyncHTTPClient/AsyncHTTPClientTransport``.
     case courierAHC = "courier-ahc"
@@ -20,11 +21,14 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     case courierURLSession = "courier-urlsession"
     /// An ephemeral `URLSession`, `dataTask` with a completion handler wrapped in a continuation.
     case rawURLSession = "raw-urlsession"
+    /// swift-openapi-runtime's `UniversalClient` on swift-openapi-async-http-client's transport, as generated code
+    /// calls it, over an `HTTPClient` with raw AHC's pool settings.
+    case openapiAHC = "openapi-ahc"
 
     /// The raw client a Courier client is compared with; `nil` for the raw clients themselves.
     var baseline: ClientKind? {
         switch self {
-        case .courierAHC: .rawAHC
+        case .courierAHC, .openapiAHC: .rawAHC
         case .courierURLSession: .rawURLSession
         case .rawAHC, .rawURLSession: nil
         }
@@ -110,6 +114,12 @@ struct RawAHCLoopbackClient: LoopbackClient {
     let decoder = JSONDecoder()
 
     init(url: URL, connections: Int) {
+        self.http = Self.makeHTTPClient(connections: connections)
+        self.url = url.absoluteString
+    }
+
+    /// An `HTTPClient` with the transport's settings and `connections` connections per host.
+    static func makeHTTPClient(connections: Int) -> HTTPClient {
         var pool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: connections
@@ -121,8 +131,7 @@ struct RawAHCLoopbackClient: LoopbackClient {
             connectionPool: pool,
             decompression: .enabled(limit: .ratio(100))
         )
-        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        self.url = url.absoluteString
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     func fetch(decode: Bool) async throws {
@@ -188,5 +197,7 @@ func makeClient(_ kind: ClientKind, baseURL: URL, connections: Int) -> any Loopb
         return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: URLSessionTransport()))
     case .rawURLSession:
         return RawURLSessionLoopbackClient(url: tinyURL)
+    case .openapiAHC:
+        return OpenAPILoopbackClient(baseURL: baseURL, connections: connections)
     }
 }

@@ -23,7 +23,7 @@ struct Options: Sendable {
     var rounds: Int = 3
     /// The concurrency levels measured.
     var concurrencies: [Int] = [1, 64]
-    /// The clients measured, by ``ClientKind/rawValue``; all four by default.
+    /// The clients measured, by ``ClientKind/rawValue``; all of them by default.
     var clients: [ClientKind] = ClientKind.allCases
     /// Where the server runs.
     var server: ServerMode = .inProcess
@@ -33,6 +33,10 @@ struct Options: Sendable {
     var scale: Int?
     /// The client the scale test drives: Courier on AsyncHTTPClient by default, or raw AsyncHTTPClient to compare.
     var scaleClient: ClientKind = .courierAHC
+    /// When set, run the auth-under-load test with this many concurrent requests instead of the matrix.
+    var authLoad: Int?
+    /// Where to write an SVG bar chart of the matrix's median req/s per client, if anywhere.
+    var svgPath: String?
     /// The delay, in seconds, of each scale-test request (`/delay/{delay}`).
     var delay: Double = 0.1
     /// When `true`, only serve: start the embedded server, print its URL, and run until stdin closes.
@@ -47,13 +51,17 @@ struct Options: Sendable {
           --warmup S          unmeasured seconds before each cell (default 0.5)
           --rounds N          interleaved repetitions; medians are reported (default 3)
           --concurrency A,B   concurrency levels (default 1,64)
-          --clients LIST      any of courier-ahc,raw-ahc,courier-urlsession,raw-urlsession (default all)
+          --clients LIST      any of courier-ahc,raw-ahc,courier-urlsession,raw-urlsession,openapi-ahc
+                              (default all)
           --connections N     connections per host for both AsyncHTTPClient clients (default 64)
           --server-process    run the embedded server in a child process, so client CPU excludes it
           --url URL           use an external server; it must answer GET /tiny (see --serve)
           --scale N           instead of the matrix: N requests at once (see --scale-client)
           --delay S           seconds each scale request waits on the server (default 0.1)
           --scale-client K    courier-ahc (default) or raw-ahc, to compare the memory per request
+          --auth-load N       instead of the matrix: N concurrent requests that all get a 401 once (one token
+                              refresh, each replayed once) vs N with a valid token, per round
+          --svg PATH          also write a bar chart of the matrix's median req/s per client to PATH
           --serve             only run the embedded server (with /tiny) and print its URL
           --port P            the port for --serve (default: any free port)
         """
@@ -74,6 +82,8 @@ struct Options: Sendable {
             case "--rounds": rounds = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--connections": connections = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--scale": scale = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--auth-load": authLoad = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--svg": svgPath = try value()
             case "--delay": delay = try Self.nonNegative(Double(try value()), option)
             case "--port": port = Int(try Self.nonNegative(Int(try value()).map(Double.init), option))
             case "--server-process": server = .childProcess

@@ -24,7 +24,7 @@ enum Report {
         case .external:
             lines.append("CPU and RSS: clients only; the external server is not measured")
         }
-        if options.scale == nil {
+        if options.scale == nil, options.authLoad == nil {
             lines.append(
                 "cells: \(options.seconds) s each after \(options.warmup) s warm-up, \(options.rounds) rounds, "
                     + "clients interleaved; medians over rounds; AHC pool \(options.connections) connections")
@@ -73,7 +73,9 @@ enum Report {
             }
         }
         var text = "\n## Medians over \(options.rounds) rounds\n" + render(table)
-        text += "\n\n## Ratios (Courier / raw, median of the per-round pairs; throughput ≥ 1 and CPU ≤ 1 is better)\n"
+        text +=
+            "\n\n## Ratios (client / raw transport, median of the per-round pairs; "
+            + "throughput ≥ 1 and CPU ≤ 1 is better)\n"
         text += render(ratios(results, options: options))
         if !firstErrors.isEmpty {
             text += "\n\nfirst errors:\n" + firstErrors.map { "  " + $0 }.joined(separator: "\n")
@@ -81,11 +83,15 @@ enum Report {
         return text
     }
 
-    /// Courier-AHC / raw-AHC and Courier-URLSession / raw-URLSession, cell by cell, round by round.
+    /// Each client / its raw transport (Courier-AHC, OpenAPI-AHC and Courier-URLSession), then Courier-AHC /
+    /// OpenAPI-AHC, cell by cell, round by round.
     private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
         var table = [["pair", "conc", "decode", "req/s ratio", "CPU/req ratio", "CPU µs/req over raw"]]
-        for kind in options.clients {
-            guard let baseline = kind.baseline, options.clients.contains(baseline) else { continue }
+        let pairs =
+            options.clients.compactMap { kind in kind.baseline.map { (kind, $0) } }
+            + [(ClientKind.courierAHC, ClientKind.openapiAHC)]
+        for (kind, baseline) in pairs {
+            guard options.clients.contains(kind), options.clients.contains(baseline) else { continue }
             for concurrency in options.concurrencies {
                 for decode in [false, true] {
                     var throughput: [Double] = []
@@ -133,6 +139,50 @@ enum Report {
         return lines.joined(separator: "\n")
     }
 
+    /// The auth-under-load test's rounds and their medians.
+    static func authLoad(_ rounds: [AuthLoadRound], options: Options) -> String {
+        let count = rounds.first?.requests ?? 0
+        var table: [[String]] = [
+            [
+                "round", "stale token: wall s", "token requests", "401s sent", "errors", "valid token: wall s",
+                "errors", "stale / valid",
+            ]
+        ]
+        for (index, round) in rounds.enumerated() {
+            let rejections: String = grouped(Double(round.rejections))
+            let ratio: String = fixed(round.staleSeconds / round.validSeconds, 2)
+            table.append([
+                "\(index + 1)", fixed(round.staleSeconds, 3), "\(round.refreshes)", rejections,
+                "\(round.staleErrors)", fixed(round.validSeconds, 3), "\(round.validErrors)", ratio,
+            ])
+        }
+        let staleSeconds: [Double] = rounds.map { $0.staleSeconds }
+        let validSeconds: [Double] = rounds.map { $0.validSeconds }
+        let ratios: [Double] = rounds.map { $0.staleSeconds / $0.validSeconds }
+        let rejections: [Double] = rounds.map { Double($0.rejections) }
+        let maxRefreshes: Int = rounds.map { $0.refreshes }.max() ?? 0
+        let staleErrors: Int = rounds.reduce(0) { $0 + $1.staleErrors }
+        let validErrors: Int = rounds.reduce(0) { $0 + $1.validErrors }
+        let summary: [String] = [
+            "median", fixed(median(staleSeconds), 3), "\(maxRefreshes) (max)", grouped(median(rejections)),
+            "\(staleErrors) (sum)", fixed(median(validSeconds), 3), "\(validErrors) (sum)", fixed(median(ratios), 2),
+        ]
+        table.append(summary)
+        let refreshedOnce = rounds.allSatisfy { $0.refreshes == 1 }
+        let clean = staleErrors == 0 && validErrors == 0
+        var text = "\n## Auth under load: \(grouped(Double(count))) concurrent requests, "
+        text += "AHC pool \(options.connections) connections, \(rounds.count) rounds\n"
+        text += "Stale token: every request is first rejected with a 401, one refresh renews the token, each is "
+        text += "replayed once. Valid token: the same load, signed in with the current token.\n\n"
+        text += render(table)
+        text += "\n\nexactly one token request per round: \(refreshedOnce ? "yes" : "NO"); "
+        text += "no errors: \(clean ? "yes" : "NO")"
+        if let error = rounds.compactMap({ $0.firstError }).first {
+            text += "\nfirst error: \(error)"
+        }
+        return text
+    }
+
     /// The median (mean of the middle two for an even count); NaN when empty.
     static func median(_ values: [Double]) -> Double {
         let sorted = values.filter { !$0.isNaN }.sorted()
@@ -156,11 +206,11 @@ enum Report {
         return ([line(head), rule] + rows.dropFirst().map(line)).joined(separator: "\n")
     }
 
-    private static func fixed(_ value: Double, _ digits: Int) -> String {
+    static func fixed(_ value: Double, _ digits: Int) -> String {
         value.isFinite ? String(format: "%.\(digits)f", value) : "—"
     }
 
-    private static func grouped(_ value: Double) -> String {
+    static func grouped(_ value: Double) -> String {
         guard value.isFinite else { return "—" }
         let digits = String(Int(value.rounded()))
         var result = ""

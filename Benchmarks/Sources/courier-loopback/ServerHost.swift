@@ -11,7 +11,8 @@ final class ServerHost {
     /// The child process's id when the server runs in one.
     let childPID: Int32?
 
-    private let embedded: TestServer?
+    /// The embedded server when it runs in this process (routes can be added to it).
+    let embedded: TestServer?
     private let child: Process?
     private let childInput: Pipe?
 

@@ -4,6 +4,7 @@
 //     Benchmarks/.build/release/courier-loopback                      # the matrix, 3 s × 3 rounds
 //     Benchmarks/.build/release/courier-loopback --server-process     # the same, client CPU without the server's
 //     Benchmarks/.build/release/courier-loopback --scale 10000        # 10,000 requests in flight at once
+//     Benchmarks/.build/release/courier-loopback --auth-load 10000    # 10,000 requests that all get a 401 once
 //
 // See `--help` for every option.
 import Foundation
@@ -29,6 +30,11 @@ if options.serveOnly {
     try await ServerHost.serveForever(port: options.port)
 }
 
+if options.authLoad != nil, options.server != .inProcess {
+    FileHandle.standardError.write(Data("courier-loopback: --auth-load runs its own server in this process\n".utf8))
+    exit(2)
+}
+
 let host: ServerHost
 do {
     host = try await ServerHost.start(options.server)
@@ -40,7 +46,13 @@ do {
 print(Report.header(options, host: host))
 fflush(nil)
 var failed = false
-if options.scale != nil {
+if options.authLoad != nil, let server = host.embedded {
+    let authority = TokenAuthority()
+    authority.register(on: server)
+    let rounds = await runAuthLoad(options, host: host, authority: authority)
+    print(Report.authLoad(rounds, options: options))
+    failed = rounds.contains { $0.refreshes != 1 || $0.staleErrors > 0 || $0.validErrors > 0 }
+} else if options.scale != nil {
     let result = await runScale(options, host: host)
     print(Report.scale(result, options: options))
     failed = result.succeeded != result.requests
@@ -49,6 +61,14 @@ if options.scale != nil {
         FileHandle.standardError.write(Data((Report.progress(result, rounds: options.rounds) + "\n").utf8))
     }
     print(Report.matrix(results, options: options))
+    if let path = options.svgPath {
+        do {
+            try Chart.svg(results, options: options).write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            FileHandle.standardError.write(Data("courier-loopback: cannot write \(path): \(error)\n".utf8))
+            failed = true
+        }
+    }
     failed = results.contains { $0.errors > 0 }
 }
 fflush(nil)

@@ -6,8 +6,9 @@ import PackageDescription
 /// - `courier-loopback`: throughput and latency against the raw transports and swift-openapi-runtime, the scale
 ///   test and auth under load.
 /// - `courier-download`: 1 GiB streamed download and upload through Courier and raw AsyncHTTPClient.
+/// - `courier-cache`: cache hit and 304 revalidation latency against a round trip.
 /// - `CourierMicro` (under `Benchmarks/`): package-benchmark micro benchmarks (`swift package benchmark`).
-/// - `run`: all of them, writing `RESULTS.md`.
+/// - `run`: all of them but `courier-cache`, writing `RESULTS.md`.
 let package = Package(
     name: "CourierBenchmarks",
     platforms: [.macOS(.v13)],

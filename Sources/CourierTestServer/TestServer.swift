@@ -62,9 +62,11 @@ public final class TestServer: Sendable {
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
-                    return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(
+                    let wrapper = try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(
                         wrappingChannelSynchronously: channel
                     )
+                    state.retainUntilClosed(wrapper, channel: channel)
+                    return wrapper
                 }
             }
         let loop = RequestLoop(state: state, logger: logger)

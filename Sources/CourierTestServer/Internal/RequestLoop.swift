@@ -9,7 +9,8 @@ struct RequestLoop {
 
     func run(_ channel: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>) async {
         guard state.track(channel.channel) else {
-            _ = try? await channel.channel.close().get()
+            // Accepted while shutting down: close it through its async wrapper, which finishes its writer.
+            try? await channel.executeThenClose { _, _ in }
             return
         }
         defer { state.untrack(channel.channel) }

@@ -9,6 +9,7 @@ final class ServerState: Sendable {
         var requestCount = 0
         var customRoutes: [String: CustomHandler] = [:]
         var connections: [ObjectIdentifier: any Channel] = [:]
+        var accepted: [ObjectIdentifier: any Sendable] = [:]
         var isShutDown = false
     }
 
@@ -33,6 +34,31 @@ final class ServerState: Sendable {
             guard !contents.customRoutes.isEmpty else { return nil }
             return contents.customRoutes[Self.key(method: method, path: path)]
                 ?? contents.customRoutes[Self.key(method: nil, path: path)]
+        }
+    }
+
+    /// Keeps an accepted connection's async wrapper alive until the connection closes.
+    ///
+    /// NIO asserts (in debug builds) when the wrapper of a connection is released before the channel is active
+    /// and without its writer finished: that happens when a connection is accepted while the server shuts down
+    /// and the accept loop has already stopped taking connections. Holding it until the channel's close (which
+    /// finishes the writer) avoids that; a connection accepted after shutdown began is closed at once.
+    func retainUntilClosed(_ wrapper: some Sendable, channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        let isShutDown = contents.withLock { contents in
+            contents.accepted[id] = wrapper
+            return contents.isShutDown
+        }
+        channel.closeFuture.whenComplete { _ in
+            // One more turn of the event loop, after the pipeline has been torn down.
+            channel.eventLoop.execute { [self] in
+                _ = contents.withLock { $0.accepted.removeValue(forKey: id) }
+            }
+        }
+        if isShutDown {
+            channel.close(promise: nil)
+        } else {
+            contents.withLock { $0.connections[id] = channel }
         }
     }
 

@@ -11,13 +11,15 @@ struct CacheStage: Sendable {
     let cache: HTTPCache?
     let policy: CachePolicy
     let inflight: InflightRequests?
-    private let outcome = LockedBox<CacheStatus?>(nil)
-    private let didStore = LockedBox(false)
+    /// What the cache did in the last send, and whether it stored the response; `nil` without a cache, so a
+    /// client with no cache pays nothing for this stage.
+    private let record: LockedBox<(status: CacheStatus?, stored: Bool)>?
 
     init(cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?) {
         self.cache = cache
         self.policy = policy
         self.inflight = inflight
+        self.record = cache == nil ? nil : LockedBox((status: nil, stored: false))
     }
 
     /// The stage of a call with `configuration` and a request with `policy`; a streamed body bypasses the cache.
@@ -35,7 +37,7 @@ struct CacheStage: Sendable {
     }
 
     /// What the cache did in the last ``send(_:context:over:)``; `nil` when it was not involved.
-    var status: CacheStatus? { outcome.withLock { $0 } }
+    var status: CacheStatus? { record?.withLock { $0.status } }
 
     /// Reports what the cache did in the last send to the call's monitors: its outcome, and `stored`.
     func report(to events: CallEvents?, attempt: Int) {
@@ -48,7 +50,7 @@ struct CacheStage: Sendable {
             case .stale: .stale
             }
         events.emit(.cached(kind), attempt: attempt)
-        if didStore.withLock({ $0 }) { events.emit(.cached(.stored), attempt: attempt) }
+        if record?.withLock({ $0.stored }) == true { events.emit(.cached(.stored), attempt: attempt) }
     }
 
     /// Sends `request` through the cache and the transport.
@@ -57,8 +59,7 @@ struct CacheStage: Sendable {
         context: TransportContext,
         over transport: any Transport
     ) async throws -> TransportResponse {
-        outcome.withLock { $0 = nil }
-        didStore.withLock { $0 = false }
+        record?.withLock { $0 = (status: nil, stored: false) }
         guard let cache, policy != .bypass, let url = request.head.url else {
             return try await network(request, context: context, over: transport)
         }
@@ -163,7 +164,7 @@ struct CacheStage: Sendable {
             _ = try? await response.body.collect(upTo: context.maxResponseBodySize)
             return serve(stored, age: stored.age(at: responseTime), as: .stale)
         }
-        outcome.withLock { $0 = CacheStatus(outcome: .miss) }
+        record?.withLock { $0.status = CacheStatus(outcome: .miss) }
         guard CacheRules.isStorable(response.head, requestControl: requestControl) else {
             if stored != nil { cache.store.removeAll { $0 == key } }
             return response
@@ -174,7 +175,7 @@ struct CacheStage: Sendable {
             let vary = CacheRules.varyNames(response.head.headerFields).map {
                 ($0, CacheEntry.joinedValue(of: $0, in: request.head.headerFields))
             }
-            didStore.withLock { $0 = true }
+            record?.withLock { $0.stored = true }
             cache.store.store(
                 CacheEntry(
                     key: key,
@@ -205,7 +206,9 @@ struct CacheStage: Sendable {
     private func serve(_ entry: CacheEntry, age: TimeInterval, as kind: CacheStatus.Outcome) -> TransportResponse {
         var head = entry.response
         head.headerFields[.age] = String(Int(age.rounded(.down)))
-        outcome.withLock { $0 = CacheStatus(outcome: kind, age: .milliseconds(Int64((age * 1000).rounded(.down)))) }
+        record?.withLock {
+            $0.status = CacheStatus(outcome: kind, age: .milliseconds(Int64((age * 1000).rounded(.down))))
+        }
         return TransportResponse(head: head, body: MessageBody(entry.body))
     }
 

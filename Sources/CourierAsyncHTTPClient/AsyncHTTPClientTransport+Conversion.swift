@@ -68,23 +68,23 @@ struct RequestBodySequence: AsyncSequence, Sendable {
 struct ResponseBodySequence: AsyncSequence, Sendable {
     typealias Element = ArraySlice<UInt8>
     let base: HTTPClientResponse.Body
-    let deadlineSet: Bool
+    let timeouts: AsyncHTTPClientTransport.Timeouts
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: HTTPClientResponse.Body.AsyncIterator
-        let deadlineSet: Bool
+        let timeouts: AsyncHTTPClientTransport.Timeouts
 
         mutating func next() async throws -> ArraySlice<UInt8>? {
             do {
                 guard var buffer = try await base.next() else { return nil }
                 return ArraySlice(buffer.readBytes(length: buffer.readableBytes) ?? [])
             } catch {
-                throw AsyncHTTPClientTransport.translate(error, deadlineSet: deadlineSet)
+                throw AsyncHTTPClientTransport.translate(error, phase: .body, timeouts: timeouts)
             }
         }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: base.makeAsyncIterator(), deadlineSet: deadlineSet)
+        AsyncIterator(base: base.makeAsyncIterator(), timeouts: timeouts)
     }
 }

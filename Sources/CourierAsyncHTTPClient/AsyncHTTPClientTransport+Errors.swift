@@ -1,52 +1,157 @@
 import AsyncHTTPClient
 import Courier
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
+import NIOPosix
 
 extension AsyncHTTPClientTransport {
+    /// Where in the exchange an error happened: it decides between a connection failure and a cut-short body.
+    enum Phase {
+        /// Connecting, sending, or waiting for the response head.
+        case head
+        /// Reading the body after the head arrived.
+        case body
+    }
+
     /// Maps AsyncHTTPClient and NIO errors to ``CourierError`` codes; cancellation stays `CancellationError`.
-    static func translate(_ error: any Error, deadlineSet: Bool) -> any Error {
+    ///
+    /// Messages name the failure in Courier's words, never the underlying error's text (which may carry a URL):
+    /// the error itself stays available as ``Courier/CourierError/underlyingError``.
+    static func translate(_ error: any Error, phase: Phase, timeouts: Timeouts) -> any Error {
         if error is CancellationError || error is CourierError { return error }
         func fail(_ code: CourierError.Code, _ message: String) -> CourierError {
             CourierError(code: code, stage: .transport, message: message, underlyingError: error)
         }
+        let lost: (CourierError.Code, String) =
+            phase == .body
+            ? (.truncatedResponse, "truncated: the connection ended before the body was complete")
+            : (.connectionReset, "the connection was closed before a response arrived")
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled, .requestStreamCancelled:
                 return CancellationError()
             case .connectTimeout:
-                return fail(.connectTimeout, "no connection could be made within the connect timeout")
+                return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
+            case .tlsHandshakeTimeout:
+                return fail(.connectTimeout, "the TLS handshake did not finish within the connect timeout")
             case .deadlineExceeded:
                 return fail(.timedOut, "the call did not finish within its deadline")
-            case .readTimeout, .writeTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
-                return fail(.timedOut, "the connection timed out (\(error))")
+            case .readTimeout:
+                return fail(.idleTimeout, "no byte arrived for \(timeouts.idleText)")
+            case .writeTimeout:
+                return fail(.idleTimeout, "the request could not be written within the write timeout")
+            case .getConnectionFromPoolTimeout:
+                return fail(.connectTimeout, "no pooled connection became free within the connect timeout")
             case .remoteConnectionClosed, .uncleanShutdown:
-                return fail(.connectionFailed, "the server closed the connection before the response was complete")
-            case .bodyLengthMismatch, .identityCodingIncorrectlyPresent, .contentLengthMissing:
-                return fail(.malformedResponse, "the response's framing is invalid (\(error))")
+                return fail(lost.0, lost.1)
+            case .bodyLengthMismatch:
+                return fail(
+                    phase == .body ? .truncatedResponse : .malformedResponse,
+                    "the body's length does not match its framing")
+            case .identityCodingIncorrectlyPresent, .contentLengthMissing:
+                return fail(.malformedResponse, "the response's framing is invalid")
             case .traceRequestWithBody:
                 return fail(.invalidBody, "a TRACE request must not have a body")
             default:
-                return fail(.transportFailed, "\(error)")
+                return fail(.transportFailed, "AsyncHTTPClient failed (\(error.shortName))")
             }
         }
-        if let error = error as? NIOHTTPDecompression.DecompressionError {
-            return fail(.decompressionLimit, "the compressed body inflates past the decompression limit (\(error))")
+        if error is NIOHTTPDecompression.DecompressionError {
+            return fail(.decompressionLimit, "the compressed body inflates past the decompression limit")
         }
-        if error is HTTPParserError {
+        if let error = error as? HTTPParserError {
+            if phase == .body, case .invalidEOFState = error {
+                return fail(.truncatedResponse, "truncated: the connection ended before the body was complete")
+            }
             return fail(.malformedResponse, "the response is not valid HTTP/1.1 (\(error))")
         }
+        if let error = error as? NIOConnectionError {
+            return classify(error, fail: fail)
+        }
         if let error = error as? IOError {
-            return fail(.connectionFailed, "the connection failed: \(error.description)")
+            return classify(errno: error.errnoCode, phase: phase, lost: lost, fail: fail)
         }
-        if error is ChannelError {
-            return fail(.connectionFailed, "the connection failed: \(error)")
+        if let error = error as? ChannelError {
+            switch error {
+            case .connectTimeout:
+                return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
+            case .eof, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed:
+                return fail(lost.0, lost.1)
+            default:
+                return fail(.connectionFailed, "the connection failed (\(error))")
+            }
         }
-        let name = String(describing: type(of: error))
-        if name.contains("NIOConnectionError") || name.contains("ConnectError") {
-            return fail(.connectionFailed, "could not connect: \(error)")
+        if let tls = TLSFailure.classify(error) {
+            return fail(tls.code, tls.message)
         }
-        return fail(.transportFailed, "\(error)")
+        return fail(.transportFailed, "the transport failed (\(String(describing: type(of: error))))")
+    }
+
+    /// A failed connection attempt: refused, unreachable, or a name that did not resolve.
+    private static func classify(
+        _ error: NIOConnectionError,
+        fail: (CourierError.Code, String) -> CourierError
+    ) -> CourierError {
+        let errnos = error.connectionErrors.compactMap { ($0.error as? IOError)?.errnoCode }
+        if error.connectionErrors.isEmpty {
+            if error.dnsAError != nil || error.dnsAAAAError != nil {
+                return fail(.hostNotFound, "the host name could not be resolved")
+            }
+            return fail(.connectionFailed, "no address to connect to")
+        }
+        if errnos.contains(ECONNREFUSED) {
+            return fail(.connectionRefused, "the server refused the connection (nothing listens on the port)")
+        }
+        if errnos.contains(where: { $0 == ENETUNREACH || $0 == EHOSTUNREACH || $0 == ENETDOWN }) {
+            return fail(.networkUnreachable, "no route to the server's address")
+        }
+        if errnos.contains(ETIMEDOUT) {
+            return fail(.connectTimeout, "the connection attempt timed out")
+        }
+        if errnos.contains(ECONNRESET) {
+            return fail(.connectionReset, "the connection was reset while connecting")
+        }
+        return fail(.connectionFailed, "could not connect")
+    }
+
+    private static func classify(
+        errno: CInt,
+        phase: Phase,
+        lost: (CourierError.Code, String),
+        fail: (CourierError.Code, String) -> CourierError
+    ) -> CourierError {
+        switch errno {
+        case ECONNREFUSED:
+            return fail(.connectionRefused, "the server refused the connection (nothing listens on the port)")
+        case ENETUNREACH, EHOSTUNREACH, ENETDOWN:
+            return fail(.networkUnreachable, "no route to the server's address")
+        case ECONNRESET, EPIPE, ECONNABORTED:
+            return fail(lost.0, phase == .body ? lost.1 : "the connection was reset before a response arrived")
+        case ETIMEDOUT:
+            return fail(.connectTimeout, "the connection timed out")
+        default:
+            return fail(.connectionFailed, "the connection failed (errno \(errno))")
+        }
+    }
+
+    /// The timeouts an error message may name.
+    struct Timeouts: Sendable {
+        var connect: Duration?
+        var idle: Duration?
+
+        /// "the connect timeout (10 seconds)", or without the value when it is not known.
+        var connectText: String { connect.map { "the connect timeout (\($0))" } ?? "the connect timeout" }
+        /// "60 seconds (idle timeout)", or "the idle timeout" when the value is not known.
+        var idleText: String { idle.map { "\($0) (idle timeout)" } ?? "the idle timeout" }
+    }
+}
+
+extension HTTPClientError {
+    /// The error's case name without associated text (which may hold a URL).
+    fileprivate var shortName: String {
+        let text = String(describing: self)
+        return String(text.prefix { $0 != "(" && $0 != ":" }).trimmingCharacters(in: .whitespaces)
     }
 }

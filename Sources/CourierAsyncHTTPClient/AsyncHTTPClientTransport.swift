@@ -23,16 +23,27 @@ import NIOHTTPCompression
 /// ``init(client:)`` to control its lifetime; create it with `redirectConfiguration: .disallow`.
 public struct AsyncHTTPClientTransport: Transport {
     /// Settings for the `HTTPClient` the transport creates.
+    ///
+    /// The three timeouts mean the same on every Courier transport: ``connectTimeout`` bounds establishing a
+    /// connection (TCP and TLS), ``idleTimeout`` bounds the silence between two bytes of the response (the head
+    /// included), and the call's deadline (``Courier/Request/timeout``) bounds the whole call, retries and backoff
+    /// included. Each expiry has its own code: ``Courier/CourierError/Code/connectTimeout``,
+    /// ``Courier/CourierError/Code/idleTimeout``, ``Courier/CourierError/Code/timedOut``.
     public struct Configuration: Hashable, Sendable {
-        /// How long establishing a connection may take. Default: 10 s.
+        /// How long establishing a connection (TCP connect and TLS handshake) may take. Default: 10 s.
+        ///
+        /// A failed connection attempt is reported at once, never retried inside the connection pool: whether
+        /// the call is tried again is the ``Courier/RetryPolicy``'s decision, so a refused port fails in the time
+        /// the network took.
         public var connectTimeout: Duration
-        /// How long the connection may be idle while reading a response. Default: none (the request's deadline
-        /// applies).
-        public var readTimeout: Duration?
+        /// How long the response may be silent: no byte of the head or the body for this long fails the call
+        /// with ``Courier/CourierError/Code/idleTimeout``. `nil` disables it. Default: 60 s (URLSession's and
+        /// Alamofire's request timeout).
+        public var idleTimeout: Duration?
         /// Connections kept per host. Default: 8.
         public var maxConnectionsPerHost: Int
-        /// How long idle pooled connections stay open. Default: 60 s.
-        public var idleTimeout: Duration
+        /// How long an idle pooled connection stays open for reuse. Default: 60 s.
+        public var keepAliveTimeout: Duration
         /// The most a compressed response may inflate, as a multiple of its compressed size; `nil` disables
         /// decompression (bodies arrive as sent). Default: 100.
         public var decompressionRatioLimit: Int?
@@ -40,34 +51,47 @@ public struct AsyncHTTPClientTransport: Transport {
         /// Creates a configuration.
         public init(
             connectTimeout: Duration = .seconds(10),
-            readTimeout: Duration? = nil,
+            idleTimeout: Duration? = .seconds(60),
             maxConnectionsPerHost: Int = 8,
-            idleTimeout: Duration = .seconds(60),
+            keepAliveTimeout: Duration = .seconds(60),
             decompressionRatioLimit: Int? = 100
         ) {
             self.connectTimeout = connectTimeout
-            self.readTimeout = readTimeout
-            self.maxConnectionsPerHost = maxConnectionsPerHost
             self.idleTimeout = idleTimeout
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.keepAliveTimeout = keepAliveTimeout
             self.decompressionRatioLimit = decompressionRatioLimit
+        }
+
+        /// The idle timeout under its former name.
+        @available(*, deprecated, renamed: "idleTimeout")
+        public var readTimeout: Duration? {
+            get { idleTimeout }
+            set { idleTimeout = newValue }
         }
 
         var clientConfiguration: HTTPClient.Configuration {
             var pool = HTTPClient.Configuration.ConnectionPool(
-                idleTimeout: .nanoseconds(Self.nanoseconds(idleTimeout)),
+                idleTimeout: .nanoseconds(Self.nanoseconds(keepAliveTimeout)),
                 concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnectionsPerHost
             )
-            pool.retryConnectionEstablishment = true
-            return HTTPClient.Configuration(
+            // A failed connection attempt fails the request at once; the pool's own retry loop would hide a
+            // refused port or a bad certificate until the connect timeout (60 s with Courier's retries on top).
+            pool.retryConnectionEstablishment = false
+            var configuration = HTTPClient.Configuration(
                 redirectConfiguration: .disallow,
                 timeout: .init(
                     connect: .nanoseconds(Self.nanoseconds(connectTimeout)),
-                    read: readTimeout.map { .nanoseconds(Self.nanoseconds($0)) }
+                    read: idleTimeout.map { .nanoseconds(Self.nanoseconds($0)) }
                 ),
                 connectionPool: pool,
                 decompression: decompressionRatioLimit.map { .enabled(limit: .ratio($0)) } ?? .disabled
             )
+            configuration.tracing.tracer = nil
+            return configuration
         }
+
+        var timeouts: Timeouts { Timeouts(connect: connectTimeout, idle: idleTimeout) }
 
         static func nanoseconds(_ duration: Duration) -> Int64 {
             let (seconds, attoseconds) = duration.components
@@ -77,11 +101,13 @@ public struct AsyncHTTPClientTransport: Transport {
 
     private let client: HTTPClient
     private let decompresses: Bool
+    private let timeouts: Timeouts
 
     /// Creates a transport on the process-wide client for `configuration`.
     public init(configuration: Configuration = Configuration()) {
         self.client = SharedClients.client(for: configuration)
         self.decompresses = configuration.decompressionRatioLimit != nil
+        self.timeouts = configuration.timeouts
     }
 
     /// Creates a transport on your own `HTTPClient`, which you shut down.
@@ -96,6 +122,7 @@ public struct AsyncHTTPClientTransport: Transport {
     public init(client: HTTPClient, decompresses: Bool = false) {
         self.client = client
         self.decompresses = decompresses
+        self.timeouts = Timeouts(connect: nil, idle: nil)
     }
 
     /// Sends the request and returns once the response head arrives; the body streams afterwards.
@@ -106,20 +133,9 @@ public struct AsyncHTTPClientTransport: Transport {
         do {
             response = try await client.execute(ahcRequest, deadline: deadline, logger: context.logger)
         } catch {
-            let translated = Self.translate(error, deadlineSet: context.deadline != nil)
-            guard (translated as? CourierError)?.code == .connectionFailed, Self.canResendSilently(request) else {
-                throw translated
-            }
-            // The connection failed before any response byte arrived, typically a pooled connection the server
-            // closed while idle (reliability row 25): an idempotent request goes once more on a fresh connection,
-            // as OkHttp does. A second failure is reported.
-            context.logger.debug("resending once after a connection failure before the response", metadata: [:])
-            do {
-                response = try await client.execute(
-                    try Self.makeRequest(request), deadline: deadline, logger: context.logger)
-            } catch {
-                throw Self.translate(error, deadlineSet: context.deadline != nil)
-            }
+            // No silent resend here: a failed attempt goes to Courier's retry decision, which counts it, so the
+            // trace's attempts are the requests the server saw.
+            throw Self.translate(error, phase: .head, timeouts: timeouts)
         }
         guard response.history.count <= 1 else {
             throw CourierError(
@@ -129,23 +145,20 @@ public struct AsyncHTTPClientTransport: Transport {
             )
         }
         let head = Self.makeResponseHead(response)
+        if decompresses {
+            try ContentCodings.check(head)
+        }
         var length = MessageBody.Length.unknown
         let encoded = head.headerFields[.contentEncoding].map { !$0.isEmpty && $0 != "identity" } ?? false
         if !(decompresses && encoded), let value = head.headerFields[.contentLength], let count = Int64(value) {
             length = .known(count)
         }
         let body = MessageBody(
-            ResponseBodySequence(base: response.body, deadlineSet: context.deadline != nil),
+            ResponseBodySequence(base: response.body, timeouts: timeouts),
             length: length,
             iterationBehavior: .single
         )
         return TransportResponse(head: head, body: body)
-    }
-
-    /// Idempotent, and its body (if any) can be sent again.
-    static func canResendSilently(_ request: OutgoingRequest) -> Bool {
-        let idempotent: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace]
-        return idempotent.contains(request.head.method) && (request.body?.isReplayable ?? true)
     }
 
     private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {

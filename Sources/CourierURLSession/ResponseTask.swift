@@ -21,6 +21,7 @@ final class ResponseTask: Sendable {
         var highWaterMark: Int
         var maxUnreadBytes: Int
         var connectTimeout: Duration
+        var idleTimeout: Duration?
     }
 
     /// Where the URLSession task is between the transport and FoundationNetworking's redirect handling.
@@ -48,6 +49,9 @@ final class ResponseTask: Sendable {
         var isPaused = false
         var redirect = Redirect.none
         var lastProgress = ContinuousClock.now
+        var startedAt = ContinuousClock.now
+        /// Whether the connection is known to be up (a head, body bytes sent, or a successful probe).
+        var isConnected = false
         var watchdog: Task<Void, Never>?
     }
 
@@ -55,14 +59,22 @@ final class ResponseTask: Sendable {
     private let limits: Limits
     private let lane: SessionLane
     private let method: HTTPRequest.Method
+    private let endpoint: (host: String, port: Int)?
     private let cancelUpload: (@Sendable () -> Void)?
     #if canImport(FoundationNetworking)
         /// This request's generation on the lane's ``DeliveryQueue``.
         private let delivery: Int
     #endif
 
-    init(method: HTTPRequest.Method, limits: Limits, lane: SessionLane, cancelUpload: (@Sendable () -> Void)?) {
+    init(
+        method: HTTPRequest.Method,
+        endpoint: (host: String, port: Int)?,
+        limits: Limits,
+        lane: SessionLane,
+        cancelUpload: (@Sendable () -> Void)?
+    ) {
         self.method = method
+        self.endpoint = endpoint
         self.limits = limits
         self.lane = lane
         self.cancelUpload = cancelUpload
@@ -88,6 +100,21 @@ final class ResponseTask: Sendable {
                 case .fire(let error):
                     self?.fail(error)
                     return
+                case .probe(let host, let port, let timeout):
+                    let reachable = await ConnectProbe.canConnect(host: host, port: port, timeout: timeout)
+                    guard let self else { return }
+                    if reachable {
+                        self.state.withLock { $0.isConnected = true }
+                    } else {
+                        self.fail(
+                            CourierError(
+                                code: .connectTimeout,
+                                stage: .transport,
+                                message: "no connection within the connect timeout (\(self.limits.connectTimeout))"
+                            )
+                        )
+                        return
+                    }
                 }
             }
         }
@@ -111,6 +138,7 @@ final class ResponseTask: Sendable {
             state.task = task
             state.headWaiter = continuation
             state.lastProgress = .now
+            state.startedAt = .now
             return nil
         }
         if let failure {
@@ -133,6 +161,7 @@ final class ResponseTask: Sendable {
                 let next: Next = state.withLock { state in
                     if let failure = state.failure { return .failure(failure) }
                     if !state.chunks.isEmpty {
+                        state.lastProgress = .now
                         let chunk = state.chunks.removeFirst()
                         state.buffered -= chunk.count
                         let resume = state.isPaused && state.buffered <= limits.highWaterMark / 2
@@ -215,6 +244,8 @@ final class ResponseTask: Sendable {
         let waiter = state.withLock { state -> CheckedContinuation<HTTPResponse, any Error>? in
             guard state.failure == nil, state.head == nil else { return nil }
             state.head = head
+            state.isConnected = true
+            state.lastProgress = .now
             state.expectedLength = framing.expectedLength
             if framing.isEncoded {
                 var limit = limits.maxDecompressedBytes
@@ -291,7 +322,10 @@ final class ResponseTask: Sendable {
     }
 
     func didSendBodyData() {
-        state.withLock { $0.lastProgress = .now }
+        state.withLock {
+            $0.lastProgress = .now
+            $0.isConnected = true
+        }
     }
 
     func didComplete(error: (any Error)?) {
@@ -309,7 +343,7 @@ final class ResponseTask: Sendable {
                 failure = CourierError(code: .unexpectedResponse, stage: .transport, message: "no response head")
             } else if let expected = state.expectedLength, state.received < expected {
                 failure = CourierError(
-                    code: .connectionFailed,
+                    code: .truncatedResponse,
                     stage: .transport,
                     message: "truncated: received \(state.received) of \(expected) bytes",
                     response: state.head
@@ -377,9 +411,18 @@ final class ResponseTask: Sendable {
     private enum Alarm {
         case sleep(until: ContinuousClock.Instant)
         case fire(CourierError)
+        /// The connect timeout passed without a sign of a connection: find out whether the server is reachable.
+        case probe(host: String, port: Int, timeout: Duration)
     }
 
-    /// What the watchdog does next: sleep until the deadline or the connect timeout, fire one, or stop (`nil`).
+    /// What the watchdog does next: sleep until the next timer is due, fire one, probe the connection, or stop
+    /// (`nil`).
+    ///
+    /// - The call's deadline fires ``CourierError/Code/timedOut``.
+    /// - The idle timeout fires ``CourierError/Code/idleTimeout`` when no byte arrived (and the reader took none)
+    ///   for that long, before the head or in the body, unless the transfer is held back for a slow reader.
+    /// - Before any sign of a connection, the connect timeout asks ``ConnectProbe`` whether the server can be
+    ///   reached at all; if not, it fires ``CourierError/Code/connectTimeout``.
     private func nextAlarm(deadline: ContinuousClock.Instant?) -> Alarm? {
         let now = ContinuousClock.now
         return state.withLock { state -> Alarm? in
@@ -387,19 +430,39 @@ final class ResponseTask: Sendable {
             if let deadline, now >= deadline {
                 return .fire(CourierError(code: .timedOut, stage: .transport, message: "the call's deadline passed"))
             }
-            guard state.head == nil else { return deadline.map { .sleep(until: $0) } }
-            let connectDue = state.lastProgress + limits.connectTimeout
-            if now >= connectDue {
-                return .fire(
-                    CourierError(
-                        code: .connectTimeout,
-                        stage: .transport,
-                        message: "no response within the connect timeout (\(limits.connectTimeout)); URLSession "
-                            + "reports no connection event, so this covers connecting and waiting for the head"
+            var wake = deadline ?? now.advanced(by: .seconds(3600))
+            if let idle = limits.idleTimeout, !state.isPaused {
+                let idleDue = state.lastProgress + idle
+                if now >= idleDue {
+                    return .fire(
+                        CourierError(
+                            code: .idleTimeout,
+                            stage: .transport,
+                            message: "no byte arrived for \(idle) (idle timeout)",
+                            response: state.head
+                        )
                     )
-                )
+                }
+                wake = min(wake, idleDue)
             }
-            return .sleep(until: deadline.map { min($0, connectDue) } ?? connectDue)
+            if !state.isConnected {
+                let connectDue = state.startedAt + limits.connectTimeout
+                if now >= connectDue {
+                    guard let endpoint else {
+                        return .fire(
+                            CourierError(
+                                code: .connectTimeout,
+                                stage: .transport,
+                                message: "no response within the connect timeout (\(limits.connectTimeout))"
+                            )
+                        )
+                    }
+                    let probeTimeout = min(.seconds(1), max(.milliseconds(50), limits.connectTimeout / 10))
+                    return .probe(host: endpoint.host, port: endpoint.port, timeout: probeTimeout)
+                }
+                wake = min(wake, connectDue)
+            }
+            return .sleep(until: wake)
         }
     }
 

@@ -80,7 +80,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        // A one-shot body cannot be produced twice; URLSession then fails the task.
+        // libcurl asks for the body again when a reused connection died before the response and it wants to replay
+        // the request on a fresh one. Courier does not let a transport replay a request behind its back (a POST
+        // would be sent twice; the trace would undercount): the task fails as a reset connection, and Courier's
+        // retry decision decides (an idempotent method with a replayable body is retried, visibly).
+        responseTask(for: task)?.fail(
+            CourierError(
+                code: .connectionReset,
+                stage: .transport,
+                message: "the connection was reset before a response arrived (URLSession would have replayed the body)"
+            )
+        )
         completionHandler(nil)
     }
 

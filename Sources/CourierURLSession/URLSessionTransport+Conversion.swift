@@ -22,7 +22,11 @@ extension URLSessionTransport {
     ///
     /// Repeated fields are joined into one line (RFC 9110 §5.3), with "; " for `Cookie` (RFC 6265 §5.4), since
     /// `URLRequest` holds one value per name.
-    static func makeURLRequest(_ head: HTTPRequest, deadline: ContinuousClock.Instant?) throws -> URLRequest {
+    static func makeURLRequest(
+        _ head: HTTPRequest,
+        deadline: ContinuousClock.Instant?,
+        backstop: TimeInterval = 62
+    ) throws -> URLRequest {
         guard let url = head.url else {
             throw CourierError(code: .invalidURL, stage: .transport, message: "the request has no absolute URL")
         }
@@ -30,6 +34,7 @@ extension URLSessionTransport {
         request.httpMethod = head.method.rawValue
         request.cachePolicy = .reloadIgnoringLocalCacheData
         request.httpShouldHandleCookies = false
+        request.timeoutInterval = backstop
         var order: [HTTPField.Name] = []
         var values: [HTTPField.Name: [String]] = [:]
         for field in head.headerFields {
@@ -44,7 +49,7 @@ extension URLSessionTransport {
             // URLSession's timeout counts whole seconds (FoundationNetworking truncates); the transport's own
             // deadline timer fires first, this is a backstop.
             let remaining = ContinuousClock.now.duration(to: deadline).timeInterval
-            request.timeoutInterval = max(1, remaining.rounded(.up) + 1)
+            request.timeoutInterval = min(backstop, max(1, remaining.rounded(.up) + 1))
         }
         return request
     }
@@ -71,11 +76,29 @@ extension URLSessionTransport {
         return HTTPResponse(status: HTTPResponse.Status(code: response.statusCode), headerFields: fields)
     }
 
-    /// Reads the framing of a response; rejects conflicting or malformed `Content-Length` values (RFC 9112 §6.3).
+    /// The host and port a request connects to (for ``ConnectProbe``).
+    static func endpoint(of head: HTTPRequest) -> (host: String, port: Int)? {
+        guard let url = head.url, let host = url.host else { return nil }
+        return (host, url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))
+    }
+
+    /// Reads the framing of a response; rejects conflicting or malformed `Content-Length` values, and a
+    /// `Content-Length` next to a `Transfer-Encoding` (RFC 9112 §6.3: a message with both is a smuggling vector;
+    /// FoundationNetworking would frame it by `Content-Length`), and codings no transport decodes
+    /// (``ContentCodings``).
     ///
     /// FoundationNetworking accepts `Content-Length: 5` and `Content-Length: 6` in one response and merges them
     /// into `"5, 6"`; a list of identical values is accepted as that value.
     static func framing(of head: HTTPResponse, method: HTTPRequest.Method) throws -> Framing {
+        if head.headerFields[.contentLength] != nil, head.headerFields[.transferEncoding] != nil {
+            throw CourierError(
+                code: .malformedResponse,
+                stage: .transport,
+                message: "invalid response framing: both Content-Length and Transfer-Encoding",
+                response: head
+            )
+        }
+        try ContentCodings.check(head, decodable: decodableCodings)
         var contentLength: Int64?
         if let value = head.headerFields[.contentLength] {
             let values = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
@@ -98,6 +121,17 @@ extension URLSessionTransport {
             || head.status.code == 304
         let expectedLength: Int64? = hasNoBody ? 0 : (isEncoded ? nil : contentLength)
         return Framing(expectedLength: expectedLength, contentLength: contentLength, isEncoded: isEncoded)
+    }
+}
+
+extension URLSessionTransport {
+    /// The codings URLSession decodes by itself on this platform.
+    static var decodableCodings: Set<String> {
+        #if canImport(FoundationNetworking)
+            ContentCodings.decodable
+        #else
+            ContentCodings.decodable.union(["br"])
+        #endif
     }
 }
 

@@ -15,7 +15,9 @@ extension URLSessionTransport {
     ///   - expected: The body's length, when known.
     static func map(_ error: any Error, response: HTTPResponse?, received: Int64, expected: Int64?) -> any Error {
         guard let urlError = error as? URLError else {
-            return CourierError(code: .transportFailed, stage: .transport, response: response, underlyingError: error)
+            return CourierError(
+                code: .transportFailed, stage: .transport, message: "URLSession failed", response: response,
+                underlyingError: error)
         }
         func failure(_ code: CourierError.Code, _ message: String) -> CourierError {
             CourierError(code: code, stage: .transport, message: message, response: response, underlyingError: error)
@@ -24,21 +26,47 @@ extension URLSessionTransport {
         case .cancelled:
             return CancellationError()
         case .timedOut:
-            return failure(.timedOut, "URLSession timed out")
-        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
-            return failure(.connectionFailed, "could not connect (\(urlError.code.rawValue))")
+            return failure(.idleTimeout, "no byte arrived within URLSession's request timeout (idle timeout)")
+        case .cannotConnectToHost:
+            return failure(.connectionRefused, "the server refused the connection (nothing listens on the port)")
+        case .cannotFindHost, .dnsLookupFailed:
+            return failure(.hostNotFound, "the host name could not be resolved")
+        case .notConnectedToInternet:
+            return failure(.notConnectedToInternet, "the device is not connected to a network")
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot:
+            return failure(.untrustedCertificate, "the server's certificate is not trusted")
+        case .serverCertificateHasBadDate, .serverCertificateNotYetValid:
+            return failure(.certificateExpired, "the server's certificate has expired or is not yet valid")
+        case .clientCertificateRejected, .clientCertificateRequired:
+            return failure(.clientCertificateRejected, "the server rejected the client certificate")
         case .networkConnectionLost, .unknown, .cannotParseResponse, .badServerResponse:
+            if Self.mentionsContentEncoding(urlError) {
+                // libcurl refuses a chain of more than 5 codings, or one it does not know, before the head.
+                return failure(.unsupported, "unsupported: the response's content codings cannot be decoded")
+            }
             guard response != nil else {
                 return failure(
-                    urlError.code == .networkConnectionLost ? .connectionFailed : .transportFailed,
-                    "the connection failed before a response (\(urlError.code.rawValue))"
+                    urlError.code == .networkConnectionLost || urlError.code == .unknown
+                        ? .connectionReset : .malformedResponse,
+                    "the connection failed before a response (URLError \(urlError.code.rawValue))"
                 )
             }
             // FoundationNetworking reports a body shorter than its Content-Length as NSURLErrorUnknown.
             let of = expected.map { " of \($0)" } ?? ""
-            return failure(.connectionFailed, "truncated: the body ended after \(received)\(of) bytes")
+            return failure(.truncatedResponse, "truncated: the body ended after \(received)\(of) bytes")
         default:
             return failure(.transportFailed, "URLSession failed (\(urlError.code.rawValue))")
         }
+    }
+
+    /// Whether libcurl's error text (kept by FoundationNetworking in the error's user info) is about content
+    /// codings ("Reject response due to more than 5 content encodings", "Unrecognized content encoding type").
+    static func mentionsContentEncoding(_ error: URLError) -> Bool {
+        var texts: [String] = [error.localizedDescription]
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
+            texts.append(underlying.localizedDescription)
+        }
+        if let text = error.userInfo[NSLocalizedDescriptionKey] as? String { texts.append(text) }
+        return texts.contains { $0.lowercased().contains("content encoding") }
     }
 }

@@ -64,10 +64,16 @@ public final class URLSessionTransport: Transport {
     /// Creates a transport with its own `URLSession`s.
     ///
     /// - Parameters:
-    ///   - configuration: The sessions' configuration; its `timeoutIntervalForRequest` is URLSession's idle
-    ///     timeout. The transport copies it; later changes have no effect.
-    ///   - connectTimeout: How long to wait for the server. URLSession reports no "connected" event, so this bounds
-    ///     the time until the response head arrives; sending request body bytes restarts it.
+    ///   - configuration: The sessions' configuration. The transport copies it (later changes have no effect) and
+    ///     sets its `timeoutIntervalForRequest` a little above `idleTimeout`, as a backstop: the transport's own
+    ///     timers fire first, with their own codes.
+    ///   - connectTimeout: How long establishing a connection may take. Default: 10 s. URLSession reports no
+    ///     "connected" event, so when no sign of a connection (a response head, request body bytes sent) came
+    ///     within this time, the transport makes one plain TCP connect to the server: if that fails too, the call
+    ///     fails with ``CourierError/Code/connectTimeout``; if it succeeds, the server is up and only the idle
+    ///     timeout may end the wait, as on every Courier transport.
+    ///   - idleTimeout: How long the response may be silent (no byte of the head or the body) before the call
+    ///     fails with ``CourierError/Code/idleTimeout``; `nil` disables it. Default: 60 s.
     ///   - maxDecompressedBytes: The most bytes a body with a `Content-Encoding` may decompress to.
     ///   - maxDecompressionRatio: The most a body with a `Content-Encoding` and a `Content-Length` may grow by
     ///     when decompressed.
@@ -81,6 +87,7 @@ public final class URLSessionTransport: Transport {
     public init(
         configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration(),
         connectTimeout: Duration = .seconds(10),
+        idleTimeout: Duration? = .seconds(60),
         maxDecompressedBytes: Int = 100 * 1024 * 1024,
         maxDecompressionRatio: Int = 100,
         responseBufferSize: Int = 4 * 1024 * 1024,
@@ -91,8 +98,11 @@ public final class URLSessionTransport: Transport {
             maxDecompressionRatio: Int64(max(1, maxDecompressionRatio)),
             highWaterMark: max(1, responseBufferSize),
             maxUnreadBytes: max(64 * 1024 * 1024, 16 * max(1, responseBufferSize)),
-            connectTimeout: connectTimeout
+            connectTimeout: connectTimeout,
+            idleTimeout: idleTimeout
         )
+        let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
+        configuration.timeoutIntervalForRequest = Self.backstop(idleTimeout)
         self.lanes = LanePool(
             configuration: configuration,
             maxLanes: maxConcurrentRequests,
@@ -102,6 +112,12 @@ public final class URLSessionTransport: Transport {
 
     deinit {
         shutdown()
+    }
+
+    /// URLSession's own idle timeout: above the transport's, so the transport's timers fire first.
+    static func backstop(_ idleTimeout: Duration?) -> TimeInterval {
+        guard let idleTimeout else { return 7 * 24 * 3600 }
+        return idleTimeout.timeInterval.rounded(.up) + 2
     }
 
     /// Cancels every request in flight and releases the sessions; later calls to ``send(_:context:)`` fail.
@@ -135,7 +151,8 @@ public final class URLSessionTransport: Transport {
                 )
             }
         #endif
-        var urlRequest = try Self.makeURLRequest(request.head, deadline: context.deadline)
+        var urlRequest = try Self.makeURLRequest(
+            request.head, deadline: context.deadline, backstop: Self.backstop(limits.idleTimeout))
         var cancelUpload: (@Sendable () -> Void)?
         var pump: (@Sendable (ResponseTask) async -> Void)?
         let pumpTask = LockedBox<Task<Void, Never>?>(nil)
@@ -172,6 +189,7 @@ public final class URLSessionTransport: Transport {
         }
         let responseTask = ResponseTask(
             method: request.head.method,
+            endpoint: Self.endpoint(of: request.head),
             limits: limits,
             lane: lane,
             cancelUpload: cancelUpload

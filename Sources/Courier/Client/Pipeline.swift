@@ -72,10 +72,7 @@ struct Pipeline<R: Request>: Sendable {
 
     /// The attempt loop: each turn runs adapters, sends and decides; a restart goes round again.
     private func attempts(deadline: ContinuousClock.Instant?, state: LockedBox<CallRecord>) async throws -> R.Response {
-        let retryPolicy = request.retryPolicy ?? configuration.retryPolicy
-        var decisions =
-            configuration.decisions + (retryPolicy.maxRetries > 0 ? [RetryDecision(policy: retryPolicy)] : [])
-            + request.decisions
+        var decisions = Self.decisionChain(for: request, configuration: configuration)
         var redirection: Redirection?
         var credentialsStripped = false
         var attempt = 0
@@ -245,6 +242,27 @@ struct Pipeline<R: Request>: Sendable {
             state.withLock { $0.record(.parse, "parse", .succeeded, attempt: attempt) }
             return value
         }
+    }
+
+    /// The call's decisions: the client's, its retry policy (unless the request states its own retry), the
+    /// request's.
+    ///
+    /// One retry mechanism per call (design §7): a ``RetryDecision`` among the request's decisions replaces the
+    /// client's policy and any retry decision in the client's chain; otherwise ``Request/retryPolicy`` (or the
+    /// client's ``Client/Configuration/retryPolicy``) adds one after the client's decisions, unless the client's
+    /// chain already has one.
+    static func decisionChain(for request: R, configuration: Client.Configuration) -> [any Decision] {
+        let requestDecisions = request.decisions
+        var clientDecisions = configuration.decisions
+        if requestDecisions.contains(where: { $0 is RetryDecision }) {
+            clientDecisions.removeAll { $0 is RetryDecision }
+            return clientDecisions + requestDecisions
+        }
+        let retryPolicy = request.retryPolicy ?? configuration.retryPolicy
+        guard retryPolicy.maxRetries > 0, !clientDecisions.contains(where: { $0 is RetryDecision }) else {
+            return clientDecisions + requestDecisions
+        }
+        return clientDecisions + [RetryDecision(policy: retryPolicy)] + requestDecisions
     }
 
     /// Resolve, adapt and validate: the request as it goes on the wire.

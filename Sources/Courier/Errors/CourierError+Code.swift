@@ -11,6 +11,10 @@ extension CourierError {
             case redirectLimit, redirectCycle, insecureRedirect, invalidRedirect
             case reauthenticationRequired, excessiveRefresh, credentialStoreFailed
             case cacheMiss
+            case connectionRefused, connectionReset, networkUnreachable, hostNotFound, notConnectedToInternet
+            case idleTimeout, truncatedResponse
+            case untrustedCertificate, hostnameMismatch, certificateExpired, pinMismatch, tlsHandshakeFailed
+            case clientCertificateRejected
         }
 
         private let base: Base
@@ -82,5 +86,37 @@ extension CourierError {
         /// The cache has no usable response and the request may not use the network (``CachePolicy/cacheOnly``,
         /// or `Cache-Control: only-if-cached`).
         public static let cacheMiss = Code(.cacheMiss)
+
+        /// The server's host refused the connection: nothing listens on the port (`ECONNREFUSED`). Retried by
+        /// the default ``RetryPolicy``.
+        public static let connectionRefused = Code(.connectionRefused)
+        /// The connection was reset or closed by the server before a response head arrived (`ECONNRESET`, a
+        /// stale pooled connection the server had closed). Retried by the default ``RetryPolicy``.
+        public static let connectionReset = Code(.connectionReset)
+        /// No route to the server's address (`ENETUNREACH`, `EHOSTUNREACH`).
+        public static let networkUnreachable = Code(.networkUnreachable)
+        /// The server's host name could not be resolved (DNS).
+        public static let hostNotFound = Code(.hostNotFound)
+        /// The system reports that the device has no network connection at all (airplane mode, no Wi-Fi).
+        public static let notConnectedToInternet = Code(.notConnectedToInternet)
+        /// No byte arrived for longer than the idle (read) timeout, while waiting for the head or the body.
+        public static let idleTimeout = Code(.idleTimeout)
+        /// The response ended before its body was complete: fewer bytes than its `Content-Length`, a chunked body
+        /// without its last chunk, or the connection closed or reset mid-body. Never a short success, never
+        /// cached; retried by the default ``RetryPolicy`` for idempotent methods.
+        public static let truncatedResponse = Code(.truncatedResponse)
+        /// The server's certificate chain does not lead to a trusted root (self-signed, unknown CA, a missing
+        /// intermediate). A TLS failure is never retried.
+        public static let untrustedCertificate = Code(.untrustedCertificate)
+        /// The server's certificate is not valid for the host name the call connected to.
+        public static let hostnameMismatch = Code(.hostnameMismatch)
+        /// The server's certificate (or one in its chain) has expired or is not yet valid.
+        public static let certificateExpired = Code(.certificateExpired)
+        /// None of the public keys in the server's chain matches the pins configured for the host.
+        public static let pinMismatch = Code(.pinMismatch)
+        /// The TLS handshake failed for another reason: no common protocol version or cipher, an alert.
+        public static let tlsHandshakeFailed = Code(.tlsHandshakeFailed)
+        /// The server rejected the client certificate, or asked for one and none was configured.
+        public static let clientCertificateRejected = Code(.clientCertificateRejected)
     }
 }

@@ -8,6 +8,7 @@ extension ErrorMessageProvider {
             case offline, timedOut, serverUnavailable, serverError, sessionExpired, forbidden, notFound, conflict
             case rateLimited, invalidResponse, uploadTooLarge, responseTooLarge, insecureConnection, requestFailed
             case cancelled, unknown
+            case serverUnreachable, connectionLost, secureConnectionFailed
         }
 
         private let base: Base
@@ -20,8 +21,15 @@ extension ErrorMessageProvider {
         /// Every kind in the catalogue.
         public static var allKinds: [Kind] { Base.allCases.map(Kind.init) }
 
-        /// No connection to the server (offline, unreachable, connection lost).
+        /// The device has no network connection (the system says so: airplane mode, no Wi-Fi).
         public static let offline = Kind(.offline)
+        /// The server can't be reached: the connection was refused, timed out, or its name did not resolve.
+        public static let serverUnreachable = Kind(.serverUnreachable)
+        /// The connection broke while the request or its answer was under way.
+        public static let connectionLost = Kind(.connectionLost)
+        /// A secure (TLS) connection could not be made: an untrusted, expired or mismatched certificate, a pin
+        /// mismatch, a rejected client certificate, no common TLS version.
+        public static let secureConnectionFailed = Kind(.secureConnectionFailed)
         /// The server did not answer in time.
         public static let timedOut = Kind(.timedOut)
         /// The service is down for now (502, 503); says how long to wait when the server did.
@@ -56,7 +64,10 @@ extension ErrorMessageProvider {
         /// The English sentence.
         public var english: String {
             switch base {
-            case .offline: "We couldn't reach the server, so please check your internet connection and try again."
+            case .offline: "You appear to be offline, so please check your internet connection and try again."
+            case .serverUnreachable: "The server isn't answering right now, so please try again later."
+            case .connectionLost: "The connection to the server was interrupted, so please try again."
+            case .secureConnectionFailed: "A secure connection to the server couldn't be made."
             case .timedOut: "The server is taking too long to respond, so please try again."
             case .serverUnavailable: "The service is temporarily unavailable, so please try again later."
             case .serverError: "The server had a problem, so please try again later."

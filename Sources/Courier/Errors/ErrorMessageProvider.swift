@@ -115,8 +115,15 @@ public struct ErrorMessageProvider: Sendable {
     /// The catalogue entry for a code (``CourierError/Code/unacceptableStatus`` without a status: `requestFailed`).
     public static func kind(for code: CourierError.Code) -> Kind {
         switch code {
-        case .connectionFailed, .transportFailed, .connectTimeout: .offline
-        case .timedOut: .timedOut
+        case .notConnectedToInternet: .offline
+        case .connectionFailed, .transportFailed, .connectTimeout, .connectionRefused, .networkUnreachable,
+            .hostNotFound:
+            .serverUnreachable
+        case .connectionReset, .truncatedResponse: .connectionLost
+        case .untrustedCertificate, .hostnameMismatch, .certificateExpired, .pinMismatch, .tlsHandshakeFailed,
+            .clientCertificateRejected:
+            .secureConnectionFailed
+        case .timedOut, .idleTimeout: .timedOut
         case .missingCredential, .reauthenticationRequired, .excessiveRefresh, .credentialStoreFailed:
             .sessionExpired
         case .bodyTooLarge, .decompressionLimit: .responseTooLarge

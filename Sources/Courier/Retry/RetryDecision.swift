@@ -80,12 +80,15 @@ public struct RetryDecision: Decision, TransportFailureDecision {
         return try await retry(after: pause, context: context)
     }
 
-    /// Restarts after a transient transport failure, when retries are left and the request may be sent again.
+    /// Restarts after a transport failure the policy retries, when retries are left and the request may be sent
+    /// again. The first retry after ``CourierError/Code/connectionReset`` (a stale keep-alive connection) takes no
+    /// pause.
     public func recover(from error: any Error, context: DecisionContext) async throws -> DecisionAction? {
-        guard policy.retriesTransportFailures, remaining > 0, context.canResendBody,
-            policy.allowsRetry(of: context.request), RetryPolicy.isTransient(error)
+        guard remaining > 0, context.canResendBody, policy.allowsRetry(of: context.request),
+            policy.retries(error, context: context)
         else { return nil }
-        let pause = policy.backoff.delay(forRetry: retried + 1)
+        let staleConnection = retried == 0 && (error as? CourierError)?.code == .connectionReset
+        let pause = staleConnection ? .zero : policy.backoff.delay(forRetry: retried + 1)
         guard Self.fits(pause, before: context.deadline) else { return nil }
         return try await retry(after: pause, context: context)
     }

@@ -8,13 +8,21 @@ public import HTTPTypes
 /// ``Request/retryPolicy``. The defaults follow Alamofire and urllib3:
 ///
 /// - at most 2 retries, after an exponential pause from 0.5 s (doubling, capped at 30 s) with full jitter;
-/// - statuses 408, 429, 500, 502, 503, 504, and transient transport failures (connection lost or refused,
-///   timeouts); never cancellation, malformed responses, size limits or any other 4xx;
+/// - statuses 408, 429, 500, 502, 503, 504, and the transport failures in ``defaultRetryableErrors`` (refused,
+///   reset or unreachable connections, connect timeouts, a body cut short); never cancellation, idle timeouts,
+///   TLS failures, malformed responses, size limits, the call's own deadline, or any other 4xx;
+/// - a connection reset before any response (typically a pooled keep-alive connection the server had closed) is
+///   retried at once the first time, without a pause: it says nothing about the server's load;
 /// - idempotent methods only (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), unless the request carries an
 ///   `Idempotency-Key` header, which it then sends unchanged on every attempt;
 /// - a `Retry-After` (seconds, or an HTTP date relative to the response's `Date`) is honoured: never retry earlier;
 ///   a value above ``maxRetryAfter`` fails the call at once with the value in the error; garbage is ignored;
 /// - a one-shot body is never replayed, and a retry whose pause would pass the call's deadline is not made.
+///
+/// There is one retry mechanism per call: the client's policy, unless the request states its own, either as
+/// ``Request/retryPolicy`` or as a ``RetryDecision`` among its ``Request/decisions`` (which then replaces the
+/// client's, where the request put it in its chain). Retries never multiply, and the attempts in the decision trace
+/// are the requests the server saw.
 ///
 /// ```swift
 /// var retryPolicy: RetryPolicy? { RetryPolicy(maxRetries: 5, retryableStatuses: [503]) }
@@ -30,8 +38,12 @@ public struct RetryPolicy: Sendable {
     public var retryableMethods: Set<HTTPRequest.Method>
     /// A header whose presence makes any method retryable (default `Idempotency-Key`); `nil` disables that.
     public var idempotencyKeyHeader: HTTPField.Name?
-    /// Whether transient transport failures (no response) are retried.
+    /// Whether transport failures (no usable response) are retried at all.
     public var retriesTransportFailures: Bool
+    /// The transport failures worth retrying, by code. Default: ``defaultRetryableErrors``.
+    public var retryableErrors: Set<CourierError.Code>
+    /// An extra rule replacing the code check for transport failures: whether this error is worth retrying.
+    public var errorCondition: (@Sendable (any Error, DecisionContext) -> Bool)?
     /// The longest `Retry-After` honoured; a longer one fails the call at once.
     public var maxRetryAfter: Duration
     /// An extra rule replacing the status check: whether this response is worth retrying.
@@ -45,8 +57,10 @@ public struct RetryPolicy: Sendable {
         retryableMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace],
         idempotencyKeyHeader: HTTPField.Name? = HTTPField.Name("Idempotency-Key"),
         retriesTransportFailures: Bool = true,
+        retryableErrors: Set<CourierError.Code> = RetryPolicy.defaultRetryableErrors,
         maxRetryAfter: Duration = .seconds(120),
-        condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)? = nil
+        condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)? = nil,
+        errorCondition: (@Sendable (any Error, DecisionContext) -> Bool)? = nil
     ) {
         self.maxRetries = max(0, maxRetries)
         self.backoff = backoff
@@ -54,8 +68,31 @@ public struct RetryPolicy: Sendable {
         self.retryableMethods = retryableMethods
         self.idempotencyKeyHeader = idempotencyKeyHeader
         self.retriesTransportFailures = retriesTransportFailures
+        self.retryableErrors = retryableErrors
         self.maxRetryAfter = maxRetryAfter
         self.condition = condition
+        self.errorCondition = errorCondition
+    }
+
+    /// The transport failures retried by default: the connection was refused, reset, unreachable or failed in
+    /// an unclassified way; no connection within the connect timeout; the body was cut short.
+    ///
+    /// Not retried: an idle timeout (the server took the request and went silent: each retry would add the whole
+    /// timeout again, as OkHttp does not recover a read timeout either), a host name that does not resolve and a device with no network (a pause does not fix those,
+    /// and the user should hear about them at once), TLS failures (a certificate does not fix itself), malformed
+    /// responses, size limits, and the call's deadline.
+    public static let defaultRetryableErrors: Set<CourierError.Code> = [
+        .connectionFailed, .connectionRefused, .connectionReset, .networkUnreachable, .connectTimeout,
+        .truncatedResponse,
+    ]
+
+    /// Whether this policy retries a transport failure `error` (by code, or by ``errorCondition``).
+    public func retries(_ error: any Error, context: DecisionContext) -> Bool {
+        guard retriesTransportFailures else { return false }
+        if error is CancellationError { return false }
+        if let errorCondition { return errorCondition(error, context) }
+        guard let error = error as? CourierError else { return false }
+        return retryableErrors.contains(error.code)
     }
 
     /// 2 retries with exponential backoff and full jitter (see the type's description).
@@ -71,10 +108,10 @@ public struct RetryPolicy: Sendable {
         return !key.isEmpty
     }
 
-    /// Whether a transport failure is transient: the connection failed or timed out, nothing else.
+    /// Whether a transport failure is one the default policy retries (see ``defaultRetryableErrors``).
     public static func isTransient(_ error: any Error) -> Bool {
         guard let error = error as? CourierError else { return false }
-        return [CourierError.Code.connectionFailed, .connectTimeout, .timedOut].contains(error.code)
+        return defaultRetryableErrors.contains(error.code)
     }
 
     /// The pause before a retry.

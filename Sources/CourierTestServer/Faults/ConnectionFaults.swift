@@ -10,7 +10,12 @@ import NIOCore
 /// - `drip?bytes=10&interval_ms=100`: `Content-Length: bytes`, one byte per interval.
 /// - `close-idle-after-response`: a keep-alive response, then a quiet FIN (a stale pooled connection).
 /// - `reset-on-request` / `close-on-request`: no response at all, a RST or a FIN instead.
+/// - `reset-if-reused`: the first request on a connection gets a keep-alive answer; a later request on the same
+///   connection gets a RST instead (a pooled connection that died while idle, found out only when reused).
 enum ConnectionFaults {
+    /// The connections that answered `reset-if-reused` once.
+    private static let remembered = LockedBox(Set<ObjectIdentifier>())
+
     static func handle(_ name: Substring, _ context: RouteContext) async throws -> Disposition {
         let connection = context.connection
         switch name {
@@ -59,6 +64,16 @@ enum ConnectionFaults {
         case "reset-on-request":
             await connection.reset()
             return .closed
+        case "reset-if-reused":
+            let id = ObjectIdentifier(connection.channel)
+            let reused = remembered.withLock { $0.remove(id) != nil }
+            if reused {
+                await connection.reset()
+                return .closed
+            }
+            remembered.withLock { _ = $0.insert(id) }
+            connection.channel.closeFuture.whenComplete { _ in remembered.withLock { _ = $0.remove(id) } }
+            return try await context.json(["connection": "remembered"])
         default:
             await connection.closeCleanly()
             return .closed

@@ -31,13 +31,16 @@ final class Connection {
 
     let channel: any Channel
     let remoteAddress: String
+    /// `http` or `https`.
+    let scheme: String
     private var inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>.AsyncIterator
     private var lastWrite: EventLoopFuture<Void>?
     private var batchBoundary: EventLoopFuture<Void>?
     private var bytesSinceBoundary = 0
 
-    init(channel: any Channel, inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>) {
+    init(channel: any Channel, inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>, scheme: String) {
         self.channel = channel
+        self.scheme = scheme
         self.inbound = inbound.makeAsyncIterator()
         self.remoteAddress = channel.remoteAddress?.ipAddress ?? "127.0.0.1"
     }

@@ -3,9 +3,13 @@ import NIOCore
 import NIOHTTP1
 
 /// Serves the requests of one connection in order, until either side closes it.
+///
+/// The same loop serves an HTTP/2 stream, which then carries a single request (see ``HTTP2ResponseTranslator``).
 struct RequestLoop {
     let state: ServerState
     let logger: Logger
+    /// `http` or `https`, for the URLs routes echo and redirect to.
+    let scheme: String
 
     func run(_ channel: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>) async {
         guard state.track(channel.channel) else {
@@ -16,7 +20,7 @@ struct RequestLoop {
         defer { state.untrack(channel.channel) }
         do {
             try await channel.executeThenClose { inbound, _ in
-                let connection = Connection(channel: channel.channel, inbound: inbound)
+                let connection = Connection(channel: channel.channel, inbound: inbound, scheme: scheme)
                 requests: while let part = try await connection.nextPart() {
                     guard case .head(let head) = part else { continue }
                     state.countRequest()

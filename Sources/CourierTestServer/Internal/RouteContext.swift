@@ -11,12 +11,12 @@ struct RouteContext {
     /// The port the server listens on, for absolute URLs when the request has no `Host`.
     let localPort: Int
 
-    /// Whether the connection stays open after this response.
-    var keepAlive: Bool { head.isKeepAlive }
+    /// Whether the connection stays open after this response; always on HTTP/2, where the stream ends instead.
+    var keepAlive: Bool { head.version.major >= 2 || head.isKeepAlive }
 
     /// `scheme://host` as the client addressed the server.
     var origin: String {
-        "http://\(request.header("Host") ?? "127.0.0.1:\(localPort)")"
+        "\(connection.scheme)://\(request.header("Host") ?? "127.0.0.1:\(localPort)")"
     }
 
     /// The full URL of the request, as httpbin's `url` field shows it.
@@ -67,7 +67,7 @@ struct RouteContext {
         }
         if !keepAlive {
             text += "Connection: close\r\n"
-        } else if head.version.minor == 0 {
+        } else if head.version.major == 1, head.version.minor == 0 {
             text += "Connection: keep-alive\r\n"
         }
         text += "\r\n"

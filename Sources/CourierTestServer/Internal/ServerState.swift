@@ -7,6 +7,8 @@ typealias CustomHandler = @Sendable (TestServerRequest) async throws -> TestServ
 final class ServerState: Sendable {
     private struct Contents {
         var requestCount = 0
+        var connectionCount = 0
+        var negotiatedProtocols: [TestServerTLS.ApplicationProtocol] = []
         var customRoutes: [String: CustomHandler] = [:]
         var connections: [ObjectIdentifier: any Channel] = [:]
         var accepted: [ObjectIdentifier: any Sendable] = [:]
@@ -22,6 +24,43 @@ final class ServerState: Sendable {
 
     func countRequest() {
         contents.withLock { $0.requestCount += 1 }
+    }
+
+    /// Total TCP connections accepted.
+    var connectionCount: Int {
+        contents.withLock { $0.connectionCount }
+    }
+
+    /// The protocol each TLS connection negotiated, in the order the handshakes completed.
+    var negotiatedProtocols: [TestServerTLS.ApplicationProtocol] {
+        contents.withLock { $0.negotiatedProtocols }
+    }
+
+    func recordNegotiated(_ applicationProtocol: TestServerTLS.ApplicationProtocol) {
+        contents.withLock { $0.negotiatedProtocols.append(applicationProtocol) }
+    }
+
+    /// Counts an accepted TCP connection and keeps it in the set ``beginShutdown()`` closes until it closes.
+    ///
+    /// Needed for connections that no ``RequestLoop`` tracks, such as an HTTP/2 connection (whose streams are
+    /// tracked one by one) or one still in its TLS handshake. A connection accepted after shutdown began is
+    /// closed at once.
+    func accept(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        let isShutDown = contents.withLock { contents in
+            contents.connectionCount += 1
+            if !contents.isShutDown {
+                contents.connections[id] = channel
+            }
+            return contents.isShutDown
+        }
+        if isShutDown {
+            channel.close(promise: nil)
+            return
+        }
+        channel.closeFuture.whenComplete { [self] _ in
+            _ = contents.withLock { $0.connections.removeValue(forKey: id) }
+        }
     }
 
     func register(method: String?, path: String, handler: @escaping CustomHandler) {

@@ -10,13 +10,25 @@ import Testing
 struct TransportKind: Sendable, CustomTestStringConvertible, Hashable {
     let name: String
     let make: @Sendable () -> any Transport
+    /// A transport with these connect and idle timeouts.
+    let makeWithTimeouts: @Sendable (_ connect: Duration, _ idle: Duration?) -> any Transport
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
     func hash(into hasher: inout Hasher) { hasher.combine(name) }
     var testDescription: String { name }
 
-    static let asyncHTTPClient = TransportKind(name: "AsyncHTTPClient") { AsyncHTTPClientTransport() }
-    static let urlSession = TransportKind(name: "URLSession") { URLSessionTransport() }
+    static let asyncHTTPClient = TransportKind(
+        name: "AsyncHTTPClient",
+        make: { AsyncHTTPClientTransport() },
+        makeWithTimeouts: { connect, idle in
+            AsyncHTTPClientTransport(configuration: .init(connectTimeout: connect, idleTimeout: idle))
+        }
+    )
+    static let urlSession = TransportKind(
+        name: "URLSession",
+        make: { URLSessionTransport() },
+        makeWithTimeouts: { connect, idle in URLSessionTransport(connectTimeout: connect, idleTimeout: idle) }
+    )
 
     /// Every transport the conformance suite runs on.
     static let all: [TransportKind] = [.asyncHTTPClient, .urlSession]
@@ -97,6 +109,19 @@ struct ServerKind: Sendable, CustomTestStringConvertible, Hashable {
             try? await server.shutdown()
             throw error
         }
+    }
+}
+
+/// Runs `body` with a fresh embedded server, stopping it afterwards whatever happens.
+func withTestServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
+    let server = try await TestServer.start()
+    do {
+        let result = try await body(server)
+        try await server.shutdown()
+        return result
+    } catch {
+        try? await server.shutdown()
+        throw error
     }
 }
 

@@ -45,7 +45,7 @@ struct ErrorCatalogueTests {
     @Test("every kind has its own plain English sentence")
     func everyKind() {
         let kinds = ErrorMessageProvider.Kind.allKinds
-        #expect(kinds.count == 16)
+        #expect(kinds.count == 19)
         #expect(Set(kinds.map(\.english)).count == kinds.count)
         for kind in kinds { Self.checkIsPlainSentence(kind.english) }
     }
@@ -53,7 +53,21 @@ struct ErrorCatalogueTests {
     @Test(
         "the issue's catalogue: each case gets its kind",
         arguments: [
-            (CourierError(code: .connectionFailed, stage: .transport), ErrorMessageProvider.Kind.offline),
+            (CourierError(code: .notConnectedToInternet, stage: .transport), ErrorMessageProvider.Kind.offline),
+            (CourierError(code: .connectionFailed, stage: .transport), .serverUnreachable),
+            (CourierError(code: .connectionRefused, stage: .transport), .serverUnreachable),
+            (CourierError(code: .connectTimeout, stage: .transport), .serverUnreachable),
+            (CourierError(code: .hostNotFound, stage: .transport), .serverUnreachable),
+            (CourierError(code: .networkUnreachable, stage: .transport), .serverUnreachable),
+            (CourierError(code: .idleTimeout, stage: .transport), .timedOut),
+            (CourierError(code: .connectionReset, stage: .transport), .connectionLost),
+            (CourierError(code: .truncatedResponse, stage: .transport), .connectionLost),
+            (CourierError(code: .untrustedCertificate, stage: .transport), .secureConnectionFailed),
+            (CourierError(code: .hostnameMismatch, stage: .transport), .secureConnectionFailed),
+            (CourierError(code: .certificateExpired, stage: .transport), .secureConnectionFailed),
+            (CourierError(code: .pinMismatch, stage: .transport), .secureConnectionFailed),
+            (CourierError(code: .tlsHandshakeFailed, stage: .transport), .secureConnectionFailed),
+            (CourierError(code: .clientCertificateRejected, stage: .transport), .secureConnectionFailed),
             (CourierError(code: .timedOut, stage: .transport), .timedOut),
             (Self.status(503), .serverUnavailable),
             (CourierError(code: .reauthenticationRequired, stage: .decide), .sessionExpired),
@@ -124,7 +138,7 @@ struct ErrorCatalogueTests {
             .overriding(.connectTimeout, with: "The server is not answering.")
         #expect(provider.message(for: Self.status(404)) == "That item is gone.")
         #expect(provider.message(for: Self.status(410)) == "That item is gone.")
-        #expect(provider.message(for: CourierError(code: .connectionFailed, stage: .transport)) == "No network.")
+        #expect(provider.message(for: CourierError(code: .notConnectedToInternet, stage: .transport)) == "No network.")
         #expect(
             provider.message(for: CourierError(code: .connectTimeout, stage: .transport))
                 == "The server is not answering.")

@@ -54,14 +54,31 @@ struct ErrorMessageProviderTests {
     }
 
     @Test(
-        "a connection failure gets the offline sentence",
-        arguments: [CourierError.Code.connectionFailed, .transportFailed, .connectTimeout])
+        "a server that can't be reached is not called offline",
+        arguments: [
+            CourierError.Code.connectionFailed, .transportFailed, .connectTimeout, .connectionRefused, .hostNotFound,
+            .networkUnreachable,
+        ])
     func connectionFailure(code: CourierError.Code) {
         let error = CourierError(code: code, stage: .transport)
         #expect(
             ErrorMessageProvider().message(for: error)
-                == "We couldn't reach the server, so please check your internet connection and try again."
+                == "The server isn't answering right now, so please try again later."
         )
+    }
+
+    @Test("offline only when the system says so; TLS failures have their own sentence")
+    func offlineAndTLS() {
+        let provider = ErrorMessageProvider()
+        #expect(
+            provider.message(for: CourierError(code: .notConnectedToInternet, stage: .transport))
+                == "You appear to be offline, so please check your internet connection and try again.")
+        #expect(
+            provider.message(for: CourierError(code: .untrustedCertificate, stage: .transport))
+                == "A secure connection to the server couldn't be made.")
+        #expect(
+            CourierError(code: .pinMismatch, stage: .transport).localizedDescription
+                == "A secure connection to the server couldn't be made.")
     }
 
     @Test("cancellation, unknown errors and other codes get their sentences")
@@ -110,7 +127,7 @@ struct ErrorMessageProviderTests {
             return key.uppercased()
         }
         #expect(
-            provider.message(for: CourierError(code: .connectionFailed, stage: .transport))
+            provider.message(for: CourierError(code: .notConnectedToInternet, stage: .transport))
                 == "COURIER.ERROR.OFFLINE")
         #expect(provider.message(for: CancellationError()) == "COURIER.ERROR.CANCELLED")
         #expect(provider.message(for: DecisionFixtures.Failure(reason: "x")) == "COURIER.ERROR.UNKNOWN")

@@ -1,0 +1,67 @@
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Whether a TCP connection to a host and port can be made right now.
+///
+/// URLSession reports no "connected" event, so when a request has had no response head for the whole connect
+/// timeout, ``ResponseTask`` cannot tell a server that is unreachable (the connect timeout) from one that is
+/// connected but slow to answer (which only the idle timeout may end, as on every other transport). It asks this
+/// probe: one plain TCP connect, closed at once, made only for requests that have been silent for the connect
+/// timeout. A probe that connects means the server is reachable; one that cannot means the connect timeout fired.
+enum ConnectProbe {
+    /// Connects to `host`:`port` within `timeout`; `true` when a connection was established.
+    static func canConnect(host: String, port: Int, timeout: Duration) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: connect(host: host, port: port, timeout: timeout))
+            }
+        }
+    }
+
+    private static func connect(host: String, port: Int, timeout: Duration) -> Bool {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Darwin)
+            hints.ai_socktype = SOCK_STREAM
+        #else
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard getaddrinfo(bare, String(port), &hints, &list) == 0, let first = list else { return false }
+        defer { freeaddrinfo(list) }
+        let milliseconds = Int32(
+            clamping: max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        )
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let current = entry {
+            if attempt(current.pointee, milliseconds: milliseconds) { return true }
+            entry = current.pointee.ai_next
+        }
+        return false
+    }
+
+    private static func attempt(_ address: addrinfo, milliseconds: Int32) -> Bool {
+        let fd = socket(address.ai_family, address.ai_socktype, address.ai_protocol)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let flags = fcntl(fd, F_GETFL, 0)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { return false }
+        if Foundation.connect(fd, address.ai_addr, address.ai_addrlen) == 0 { return true }
+        guard errno == EINPROGRESS else { return false }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard poll(&descriptor, 1, milliseconds) == 1 else { return false }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else { return false }
+        return error == 0
+    }
+}

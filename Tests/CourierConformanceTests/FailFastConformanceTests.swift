@@ -1,0 +1,255 @@
+import Courier
+import CourierTestServer
+import Foundation
+import HTTPTypes
+import Testing
+
+extension Conformance {
+    /// Failing fast and truthfully on real sockets (reliability rows 21, 22, 23, 24, 25, 26, 47, 48), on every
+    /// transport with a default client: each failure has one code on both transports, comes back within the time
+    /// the network took, and the server sees exactly the attempts the trace reports.
+    @Suite("Conformance: failing fast", .timeLimit(.minutes(3)))
+    struct FailFastConformanceTests {
+        struct Raw: Request {
+            typealias Response = Data
+            var method: HTTPRequest.Method = .get
+            var path: String
+            var query: Parameters? = nil
+            var body: RequestBody? = nil
+            var timeout: Duration? = nil
+            var retryPolicy: RetryPolicy? = nil
+            var decisionList: [any Decision] = [.validateStatus()]
+            var decisions: [any Decision] { decisionList }
+        }
+
+        static func client(_ transport: any Transport, _ url: URL) -> Client {
+            Client(server: Server(baseURL: url), transport: transport)
+        }
+
+        static func attempts(_ error: CourierError?) -> Int {
+            error?.trace.steps.map(\.attempt).max() ?? 0
+        }
+
+        @Test(
+            "row 47: a refused port fails with connectionRefused in under 3 s, after 3 attempts",
+            arguments: TransportKind.all)
+        func refusedPort(transport: TransportKind) async throws {
+            let port = try Sockets.RefusingPort()
+            let client = Self.client(transport.make(), try #require(URL(string: "http://127.0.0.1:\(port.port)")))
+            let start = ContinuousClock.now
+            let error = await expectCourierError { try await client.send(Raw(path: "/get")) }
+            let elapsed = ContinuousClock.now - start
+            #expect(error?.code == .connectionRefused, "\(String(describing: error))")
+            #expect(elapsed < .seconds(3), "took \(elapsed)")
+            #expect(Self.attempts(error) == 3)
+            #expect(
+                error.map { ErrorMessageProvider().message(for: $0) }
+                    == "The server isn't answering right now, so please try again later.")
+            print("conformance: \(transport.name) · refused port: \(error?.code.description ?? "-") in \(elapsed)")
+        }
+
+        @Test(
+            "row 23: a connect that never completes fails with connectTimeout at the connect timeout",
+            arguments: TransportKind.all)
+        func connectTimeout(transport: TransportKind) async throws {
+            guard let blackhole = try Sockets.BlackholePort() else {
+                print("conformance: \(transport.name) · connect timeout: skipped (this kernel answers a full backlog)")
+                return
+            }
+            let url = try #require(URL(string: "http://127.0.0.1:\(blackhole.port)"))
+            let client = Self.client(transport.makeWithTimeouts(.seconds(1), .seconds(30)), url)
+            let start = ContinuousClock.now
+            let error = await expectCourierError { try await client.send(Raw(path: "/get", retryPolicy: .disabled)) }
+            let elapsed = ContinuousClock.now - start
+            #expect(error?.code == .connectTimeout, "\(String(describing: error))")
+            #expect(elapsed >= .milliseconds(800) && elapsed < .milliseconds(1600), "took \(elapsed)")
+            print(
+                "conformance: \(transport.name) · connect timeout 1 s: \(error?.code.description ?? "-") in \(elapsed)")
+        }
+
+        @Test(
+            "row 24: a server that never answers fails with idleTimeout at the idle timeout ± 20 %",
+            arguments: TransportKind.all)
+        func idleTimeout(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport.makeWithTimeouts(.seconds(10), .seconds(1)), server.baseURL)
+                let start = ContinuousClock.now
+                let error = await expectCourierError { try await client.send(Raw(path: "/fault/never-answer")) }
+                let elapsed = ContinuousClock.now - start
+                #expect(error?.code == .idleTimeout, "\(String(describing: error))")
+                #expect(elapsed >= .milliseconds(800) && elapsed <= .milliseconds(1200), "took \(elapsed)")
+                // An idle timeout is not retried: the server accepted the request and went silent.
+                #expect(server.requestCount == 1)
+                print(
+                    "conformance: \(transport.name) · never answers, idle 1 s: \(error?.code.description ?? "-") in \(elapsed)"
+                )
+            }
+        }
+
+        @Test(
+            "row 24: a server silent after the head fails with idleTimeout; a drip is ended by the deadline",
+            arguments: TransportKind.all)
+        func idleAfterHeadAndDrip(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport.makeWithTimeouts(.seconds(10), .seconds(1)), server.baseURL)
+                let stalled = await expectCourierError {
+                    try await client.send(Raw(path: "/fault/stall-after-headers"))
+                }
+                #expect(stalled?.code == .idleTimeout, "\(String(describing: stalled))")
+                let start = ContinuousClock.now
+                let drip = Raw(
+                    path: "/fault/drip", query: ["bytes": 100, "interval_ms": 100], timeout: .milliseconds(700))
+                let dripError = await expectCourierError { try await client.send(drip) }
+                #expect(dripError?.code == .timedOut, "\(String(describing: dripError))")
+                #expect(ContinuousClock.now - start < .seconds(2))
+            }
+        }
+
+        @Test(
+            "row 48: .retry(2) on a 503 GET sends exactly 3 requests, and the trace says 3",
+            arguments: TransportKind.all)
+        func requestRetryReplacesClientPolicy(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport.make(), server.baseURL)
+                let error = await expectCourierError {
+                    try await client.send(Raw(path: "/status/503", decisionList: [.retry(2), .validateStatus()]))
+                }
+                #expect(error?.code == .unacceptableStatus)
+                #expect(server.requestCount == 3)
+                #expect(Self.attempts(error) == 3)
+            }
+        }
+
+        @Test(
+            "row 21: truncation is truncatedResponse on every transport; a GET is retried, a POST is not",
+            arguments: TransportKind.all,
+            ["/fault/truncate", "/fault/reset-mid-body", "/fault/chunked-truncated"]
+        )
+        func truncation(transport: TransportKind, path: String) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport.make(), server.baseURL)
+                let query: Parameters = ["announce": 100, "send": 9]
+                let get = await expectCourierError {
+                    try await client.send(Raw(path: path, query: query, retryPolicy: RetryPolicy(backoff: .none)))
+                }
+                #expect(get?.code == .truncatedResponse, "\(String(describing: get))")
+                #expect(server.requestCount == 3)
+                #expect(Self.attempts(get) == 3)
+                let post = await expectCourierError {
+                    try await client.send(Raw(method: .post, path: path, query: query, body: .text("x")))
+                }
+                #expect(post?.code == .truncatedResponse, "\(String(describing: post))")
+                #expect(server.requestCount == 4)
+            }
+        }
+
+        @Test(
+            "row 22: Content-Length together with chunked is malformedResponse on every transport",
+            arguments: TransportKind.all)
+        func contentLengthAndChunked(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport.make(), server.baseURL)
+                let error = await expectCourierError {
+                    try await client.send(Raw(path: "/fault/content-length-and-chunked"))
+                }
+                #expect(error?.code == .malformedResponse, "\(String(describing: error))")
+                #expect(server.requestCount == 1)
+                let next = try await client.send(Raw(path: "/bytes/10"))
+                #expect(next.count == 10)
+            }
+        }
+
+        @Test(
+            "row 18: stacked and unknown content codings are unsupported on every transport",
+            arguments: TransportKind.all)
+        func codings(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                server.register("GET", "/unknown-coding") { _ in
+                    TestServerResponse(headers: [("Content-Encoding", "x-custom")], body: Array("abc".utf8))
+                }
+                let client = Self.client(transport.make(), server.baseURL)
+                for path in ["/fault/stacked-encodings", "/unknown-coding"] {
+                    let error = await expectCourierError { try await client.send(Raw(path: path)) }
+                    #expect(error?.code == .unsupported, "\(path): \(String(describing: error))")
+                }
+                let single = try await client.send(Raw(path: "/gzip"))
+                #expect(!single.isEmpty)
+            }
+        }
+
+        @Test(
+            "row 18: a gzip bomb under the body limit stops at the decompression limit, in memory and to a file",
+            arguments: TransportKind.all)
+        func gzipBomb(transport: TransportKind) async throws {
+            struct Download: Request {
+                typealias Response = DownloadedFile
+                let destination: URL
+                var path: String { "/fault/gzip-bomb" }
+                var query: Parameters? { ["size": 209_715_200] }
+                var parser: any ResponseParser<DownloadedFile> { DownloadParser(destination: destination) }
+            }
+            try await withTestServer { server in
+                let client = Self.client(transport.make(), server.baseURL)
+                // 8 MiB inflated is under the 10 MiB body limit: only the ratio limit can stop it.
+                let error = await expectCourierError {
+                    try await client.send(Raw(path: "/fault/gzip-bomb", query: ["size": 8_388_608]))
+                }
+                #expect(error?.code == .decompressionLimit, "\(String(describing: error))")
+                let destination = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID())")
+                defer { try? FileManager.default.removeItem(at: destination) }
+                let download = await expectCourierError { try await client.send(Download(destination: destination)) }
+                #expect(download?.code == .decompressionLimit, "\(String(describing: download))")
+                let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)
+                #expect((size?.intValue ?? 0) < 50 * 1024 * 1024)
+            }
+        }
+
+        @Test(
+            "row 25: a reused connection reset by the server: GET resent once on a fresh one, POST never replayed",
+            arguments: TransportKind.all)
+        func staleConnection(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport.make(), server.baseURL)
+                _ = try await client.send(Raw(path: "/fault/reset-if-reused"))
+                #expect(server.requestCount == 1)
+                // The same connection is reused and reset; a fresh connection answers.
+                _ = try await client.send(Raw(path: "/fault/reset-if-reused"))
+                let afterGet = server.requestCount
+                #expect(afterGet == 3, "the server saw \(afterGet) requests")
+                let post = await expectCourierError {
+                    try await client.send(Raw(method: .post, path: "/fault/reset-if-reused", body: .text("once")))
+                }
+                #expect(post?.code == .connectionReset, "\(String(describing: post))")
+                #expect(server.requestCount == afterGet + 1)
+            }
+        }
+
+        @Test(
+            "row 30: cancelling after the body started returns promptly and sends nothing more",
+            arguments: TransportKind.all)
+        func cancelMidBody(transport: TransportKind) async throws {
+            struct Download: Request {
+                typealias Response = DownloadedFile
+                let destination: URL
+                var path: String { "/fault/drip" }
+                var query: Parameters? { ["bytes": 100_000, "interval_ms": 20] }
+                var parser: any ResponseParser<DownloadedFile> { DownloadParser(destination: destination) }
+            }
+            try await withTestServer { server in
+                let client = Self.client(transport.make(), server.baseURL)
+                let destination = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID())")
+                defer { try? FileManager.default.removeItem(at: destination) }
+                let transfer = client.transfer(Download(destination: destination))
+                // Wait for the first body byte: the transport has started the body.
+                for await step in transfer.progress where step.direction == .download && step.completedBytes > 0 {
+                    break
+                }
+                let start = ContinuousClock.now
+                transfer.cancel()
+                await #expect(throws: CancellationError.self) { try await transfer.value }
+                #expect(ContinuousClock.now - start < .seconds(1))
+                #expect(server.requestCount == 1)
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Reliability row 48: one retry mechanism per call, and attempts that are the requests the server saw.
+@Suite("Retry accounting", .timeLimit(.minutes(1)))
+struct RetryAccountingTests {
+    /// A client with the DEFAULT retry policy (the fixture elsewhere turns it off, which hid stacked retries).
+    static func defaultClient() -> (Client, MockTransport, DecisionFixtures.RecordingClock) {
+        let clock = DecisionFixtures.RecordingClock()
+        let mock = MockTransport()
+        let configuration = Client.Configuration(clock: clock)
+        return (Client(server: Fixtures.server, transport: mock, configuration: configuration), mock, clock)
+    }
+
+    @Test("a request's .retry(2) replaces the client's default policy: a failing GET is sent 3 times, not 5")
+    func requestRetryReplacesClientPolicy() async throws {
+        let (client, mock, _) = Self.defaultClient()
+        mock.stub(.get, "/probe", with: Array(repeating: MockResponse.status(503), count: 6))
+        var probe = Probe()
+        probe.decisionList = [.retry(2), .validateStatus()]
+        let error = await expectCourierError { try await client.send(probe) }
+        #expect(error?.code == .unacceptableStatus)
+        #expect(mock.recordedRequests.count == 3)
+        #expect(error?.trace.description == "retry ↻ restart → retry ↻ restart → validateStatus ✗")
+        #expect(error?.trace.steps.map(\.attempt).max() == 3)
+    }
+
+    @Test("the client's default policy alone: 3 requests, and the trace's attempts are the requests sent")
+    func defaultPolicyAlone() async throws {
+        let (client, mock, clock) = Self.defaultClient()
+        mock.stub(.get, "/probe", with: Array(repeating: MockResponse.status(503), count: 6))
+        let error = await expectCourierError { try await client.send(Probe()) }
+        #expect(mock.recordedRequests.count == 3)
+        #expect(clock.sleeps.count == 2)
+        #expect(error?.trace.steps.map(\.attempt).max() == mock.recordedRequests.count)
+    }
+
+    @Test("a retry decision in the client's chain is not doubled by the client's policy")
+    func clientChainRetryNotDoubled() async throws {
+        let clock = DecisionFixtures.RecordingClock()
+        let mock = MockTransport()
+        let configuration = Client.Configuration(decisions: [RedirectDecision(), .retry(1)], clock: clock)
+        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        mock.stub(.get, "/probe", with: Array(repeating: MockResponse.status(503), count: 6))
+        _ = await expectCourierError { try await client.send(Probe()) }
+        #expect(mock.recordedRequests.count == 2)
+    }
+
+    @Test(
+        "default retryable transport failures are retried twice; TLS, DNS, offline and framing failures never",
+        arguments: [
+            (CourierError.Code.connectionRefused, 3), (.connectionReset, 3), (.connectTimeout, 3), (.idleTimeout, 1),
+            (.networkUnreachable, 3), (.truncatedResponse, 3), (.connectionFailed, 3), (.hostNotFound, 1),
+            (.notConnectedToInternet, 1), (.untrustedCertificate, 1), (.pinMismatch, 1), (.certificateExpired, 1),
+            (.malformedResponse, 1), (.decompressionLimit, 1), (.timedOut, 1),
+        ])
+    func retryableErrors(code: CourierError.Code, expectedRequests: Int) async throws {
+        let (client, mock, _) = Self.defaultClient()
+        let failure = CourierError(code: code, stage: .transport)
+        mock.stub(
+            .get, "/probe",
+            with: Array(repeating: MockResponse.status(200, fault: .failBeforeResponse(failure)), count: 4))
+        let error = await expectCourierError { try await client.send(Probe()) }
+        #expect(error?.code == code)
+        #expect(mock.recordedRequests.count == expectedRequests)
+    }
+
+    @Test("a stale connection (reset before the head) is retried at once the first time, then with backoff")
+    func staleConnectionRetriedAtOnce() async throws {
+        let (client, mock, clock) = Self.defaultClient()
+        let reset = CourierError(code: .connectionReset, stage: .transport)
+        mock.stub(
+            .get, "/probe",
+            with: [
+                .status(200, fault: .failBeforeResponse(reset)), .status(200, fault: .failBeforeResponse(reset)),
+                .text("ok"),
+            ])
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(mock.recordedRequests.count == 3)
+        // The first retry takes no pause (no sleep at all); the second waits its backoff.
+        #expect(clock.sleeps.count == 1)
+    }
+
+    @Test("which failures are retried is configurable: by code, or by a predicate")
+    func configurableErrors() async throws {
+        let clock = DecisionFixtures.RecordingClock()
+        let mock = MockTransport()
+        var policy = RetryPolicy(backoff: .none, retryableErrors: [.hostNotFound])
+        var configuration = Client.Configuration(retryPolicy: policy, clock: clock)
+        var client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        let dns = CourierError(code: .hostNotFound, stage: .transport)
+        mock.stub(.get, "/probe", with: [.status(200, fault: .failBeforeResponse(dns)), .text("resolved")])
+        #expect(try await client.send(Probe()) == "resolved")
+        #expect(mock.recordedRequests.count == 2)
+
+        policy = RetryPolicy(backoff: .none, errorCondition: { _, _ in false })
+        configuration.retryPolicy = policy
+        client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        let refused = CourierError(code: .connectionRefused, stage: .transport)
+        mock.stub(.get, "/other", with: [.status(200, fault: .failBeforeResponse(refused)), .text("never")])
+        var probe = Probe()
+        probe.path = "/other"
+        let error = await expectCourierError { try await client.send(probe) }
+        #expect(error?.code == .connectionRefused)
+        #expect(mock.recordedRequests.count == 3)
+    }
+}

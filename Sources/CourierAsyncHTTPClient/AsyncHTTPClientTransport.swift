@@ -88,6 +88,7 @@ public struct AsyncHTTPClientTransport: Transport {
                 decompression: decompressionRatioLimit.map { .enabled(limit: .ratio($0)) } ?? .disabled
             )
             configuration.tracing.tracer = nil
+            configuration.tlsConfiguration = TLSMapping.baseConfiguration
             return configuration
         }
 
@@ -100,12 +101,17 @@ public struct AsyncHTTPClientTransport: Transport {
     }
 
     private let client: HTTPClient
+    /// The configuration of the process-wide client, for its HTTP/1.1-only twin
+    /// (``Courier/TLSOptions/HTTPVersions/http1Only``); `nil` for a client passed in, which then serves such requests
+    /// too.
+    private let sharedConfiguration: Configuration?
     private let decompresses: Bool
     private let timeouts: Timeouts
 
     /// Creates a transport on the process-wide client for `configuration`.
     public init(configuration: Configuration = Configuration()) {
-        self.client = SharedClients.client(for: configuration)
+        self.client = SharedClients.client(for: configuration, http1Only: false)
+        self.sharedConfiguration = configuration
         self.decompresses = configuration.decompressionRatioLimit != nil
         self.timeouts = configuration.timeouts
     }
@@ -121,13 +127,23 @@ public struct AsyncHTTPClientTransport: Transport {
     ///     describes the body it delivers).
     public init(client: HTTPClient, decompresses: Bool = false) {
         self.client = client
+        self.sharedConfiguration = nil
         self.decompresses = decompresses
         self.timeouts = Timeouts(connect: nil, idle: nil)
     }
 
     /// Sends the request and returns once the response head arrives; the body streams afterwards.
     public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
-        let ahcRequest = try Self.makeRequest(request)
+        var ahcRequest = try Self.makeRequest(request)
+        let secure = request.head.scheme?.lowercased() == "https"
+        let endpoint = Self.endpoint(of: request.head)
+        if secure, let endpoint {
+            ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, host: endpoint.host)
+        }
+        var client = self.client
+        if context.tls.httpVersions == .http1Only, let sharedConfiguration {
+            client = SharedClients.client(for: sharedConfiguration, http1Only: true)
+        }
         let deadline = context.deadline.map(Self.nioDeadline) ?? .distantFuture
         let response: HTTPClientResponse
         do {
@@ -135,7 +151,11 @@ public struct AsyncHTTPClientTransport: Transport {
         } catch {
             // No silent resend here: a failed attempt goes to Courier's retry decision, which counts it, so the
             // trace's attempts are the requests the server saw.
-            throw Self.translate(error, phase: .head, timeouts: timeouts)
+            let translated = Self.translate(error, phase: .head, timeouts: timeouts)
+            if secure, let endpoint, let failure = translated as? CourierError, failure.code == .untrustedCertificate {
+                throw await TLSDiagnosis.refine(failure, host: endpoint.host, port: endpoint.port, options: context.tls)
+            }
+            throw translated
         }
         guard response.history.count <= 1 else {
             throw CourierError(
@@ -158,7 +178,29 @@ public struct AsyncHTTPClientTransport: Transport {
             length: length,
             iterationBehavior: .single
         )
-        return TransportResponse(head: head, body: body)
+        return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
+    }
+
+    /// `h2` or `http/1.1`, as ALPN names them.
+    private static func protocolName(_ version: HTTPVersion) -> String {
+        version.major >= 2 ? "h2" : "http/\(version.major).\(version.minor)"
+    }
+
+    /// The host (without brackets) and port a request connects to.
+    static func endpoint(of head: HTTPRequest) -> (host: String, port: Int)? {
+        guard let authority = head.authority else { return nil }
+        let secure = head.scheme?.lowercased() == "https"
+        var host = Substring(authority)
+        var port = secure ? 443 : 80
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            let rest = host[host.index(after: close)...]
+            if rest.hasPrefix(":"), let value = Int(rest.dropFirst()) { port = value }
+            host = host[host.index(after: host.startIndex)..<close]
+        } else if let colon = host.lastIndex(of: ":"), let value = Int(host[host.index(after: colon)...]) {
+            port = value
+            host = host[..<colon]
+        }
+        return (String(host), port)
     }
 
     private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {
@@ -169,14 +211,21 @@ public struct AsyncHTTPClientTransport: Transport {
 
 /// One `HTTPClient` per distinct configuration, for the life of the process.
 enum SharedClients {
-    private static let clients = LockedBox<[AsyncHTTPClientTransport.Configuration: HTTPClient]>([:])
+    private struct Key: Hashable {
+        let configuration: AsyncHTTPClientTransport.Configuration
+        let http1Only: Bool
+    }
 
-    static func client(for configuration: AsyncHTTPClientTransport.Configuration) -> HTTPClient {
+    private static let clients = LockedBox<[Key: HTTPClient]>([:])
+
+    static func client(for configuration: AsyncHTTPClientTransport.Configuration, http1Only: Bool) -> HTTPClient {
         clients.withLock { clients in
-            if let client = clients[configuration] { return client }
-            let client = HTTPClient(
-                eventLoopGroupProvider: .singleton, configuration: configuration.clientConfiguration)
-            clients[configuration] = client
+            let key = Key(configuration: configuration, http1Only: http1Only)
+            if let client = clients[key] { return client }
+            var clientConfiguration = configuration.clientConfiguration
+            if http1Only { clientConfiguration.httpVersion = .http1Only }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+            clients[key] = client
             return client
         }
     }

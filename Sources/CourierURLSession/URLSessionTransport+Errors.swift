@@ -22,6 +22,9 @@ extension URLSessionTransport {
         func failure(_ code: CourierError.Code, _ message: String) -> CourierError {
             CourierError(code: code, stage: .transport, message: message, response: response, underlyingError: error)
         }
+        if response == nil, let (code, message) = tlsFailure(in: errorTexts(urlError)) {
+            return failure(code, message)
+        }
         switch urlError.code {
         case .cancelled:
             return CancellationError()
@@ -62,11 +65,45 @@ extension URLSessionTransport {
     /// Whether libcurl's error text (kept by FoundationNetworking in the error's user info) is about content
     /// codings ("Reject response due to more than 5 content encodings", "Unrecognized content encoding type").
     static func mentionsContentEncoding(_ error: URLError) -> Bool {
+        errorTexts(error).contains { $0.contains("content encoding") }
+    }
+
+    /// The error's texts, lowercased: its description and its underlying error's (FoundationNetworking keeps
+    /// libcurl's message there).
+    static func errorTexts(_ error: URLError) -> [String] {
         var texts: [String] = [error.localizedDescription]
         if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
             texts.append(underlying.localizedDescription)
         }
         if let text = error.userInfo[NSLocalizedDescriptionKey] as? String { texts.append(text) }
-        return texts.contains { $0.lowercased().contains("content encoding") }
+        return texts.map { $0.lowercased() }
+    }
+
+    /// The TLS failure libcurl's message names (FoundationNetworking reports most of them as `NSURLErrorUnknown`
+    /// with libcurl's text), or `nil`.
+    static func tlsFailure(in texts: [String]) -> (CourierError.Code, String)? {
+        func has(_ fragments: String...) -> Bool { texts.contains { text in fragments.contains(where: text.contains) } }
+        if has("certificate has expired", "certificate is not yet valid") {
+            return (.certificateExpired, "the server's certificate has expired or is not yet valid")
+        }
+        if has("subject name", "does not match target host", "no alternative certificate") {
+            return (.hostnameMismatch, "the server's certificate is not valid for the host name")
+        }
+        if has("alert certificate required", "alert bad certificate", "alert unknown ca", "alert access denied") {
+            return (.clientCertificateRejected, "the server rejected the client certificate, or required one")
+        }
+        if has(
+            "self-signed", "self signed", "local issuer", "unable to verify", "certificate verify failed",
+            "ssl certificate problem")
+        {
+            return (.untrustedCertificate, "the server's certificate is not trusted")
+        }
+        if has(
+            "protocol version", "unsupported protocol", "wrong version number", "no protocols available",
+            "ssl connect error", "handshake failure")
+        {
+            return (.tlsHandshakeFailed, "the TLS handshake failed (no common TLS version or cipher)")
+        }
+        return nil
     }
 }

@@ -142,6 +142,7 @@ public final class URLSessionTransport: Transport {
     ///   Body reads throw the same errors, and ``CourierError/Code/decompressionLimit``.
     public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
         try Task.checkCancellation()
+        try Self.checkTLS(context.tls, for: request.head)
         #if canImport(FoundationNetworking)
             if request.head.method == .get, let body = request.body, body.bufferedBytes?.isEmpty != true {
                 throw CourierError(

@@ -61,6 +61,9 @@ extension Client {
         public var timeout: Duration?
         /// Which hosts may be reached over cleartext `http`. Default: loopback only.
         public var cleartextPolicy: CleartextPolicy
+        /// How HTTPS connections are secured: trust, pins, client certificate, minimum version (see
+        /// ``TLSOptions``); a ``Server/tls`` replaces it for that server. Default: ``TLSOptions/default``.
+        public var tls: TLSOptions = .default
         /// Which secrets are hidden in logs, traces, errors and cURL descriptions.
         public var redactor: Redactor
         /// The logger for one line per call. Default: disabled.

@@ -111,7 +111,8 @@ struct Pipeline<R: Request>: Sendable {
                 deadline: deadline,
                 maxResponseBodySize: limit,
                 attempt: attempt,
-                logger: configuration.logger
+                logger: configuration.logger,
+                tls: server.tls ?? configuration.tls
             )
             var sent: TransportResponse
             var received: ReceivedResponse
@@ -132,7 +133,9 @@ struct Pipeline<R: Request>: Sendable {
                 streamsBody = streamingParser != nil && sent.head.status.kind == .successful
                 let body =
                     streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
-                received = ReceivedResponse(head: sent.head, body: body, cacheStatus: cacheStage.status)
+                received = ReceivedResponse(
+                    head: sent.head, body: body, cacheStatus: cacheStage.status,
+                    negotiatedProtocol: sent.negotiatedProtocol)
                 cacheStage.report(to: events, attempt: attempt)
                 state.withLock {
                     if let status = received.cacheStatus {

@@ -83,12 +83,20 @@ public struct ReceivedResponse: Sendable {
     public var body: Data
     /// Whether the response came from the client's cache, and how old it is; `nil` without a cache.
     public var cacheStatus: CacheStatus?
+    /// The protocol the response came over (`h2`, `http/1.1`), when the transport reported it.
+    public var negotiatedProtocol: String?
 
     /// Creates a response.
-    public init(head: HTTPResponse, body: Data = Data(), cacheStatus: CacheStatus? = nil) {
+    public init(
+        head: HTTPResponse,
+        body: Data = Data(),
+        cacheStatus: CacheStatus? = nil,
+        negotiatedProtocol: String? = nil
+    ) {
         self.head = head
         self.body = body
         self.cacheStatus = cacheStatus
+        self.negotiatedProtocol = negotiatedProtocol
     }
 
     /// The status.

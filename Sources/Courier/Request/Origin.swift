@@ -2,9 +2,10 @@ public import Foundation
 
 /// The origin of a URL: scheme, host and port, canonicalised for comparison.
 ///
-/// The scheme and host are lowercased, a trailing dot on the host is removed, and the default port of the
-/// scheme (80 for `http`, 443 for `https`) is filled in, so `HTTPS://API.example.com.:443` and
-/// `https://api.example.com` are the same origin. Credentials (a bearer token, cookies) are only ever attached to
+/// The scheme is lowercased, the host canonicalised (lowercased, IDNA dots and non-ASCII labels turned into
+/// their ASCII form, a trailing dot removed), and the default port of the scheme (80 for `http`, 443 for `https`)
+/// is filled in, so `HTTPS://API.example.com.:443`, `https://api。example。com` and `https://api.example.com` are
+/// the same origin. Credentials (a bearer token, cookies) are only ever attached to
 /// the origins they were configured for.
 public struct Origin: Hashable, Sendable, CustomStringConvertible {
     /// The lowercased scheme, such as `https`.
@@ -17,11 +18,8 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
     /// Creates an origin from its parts, canonicalising them.
     public init(scheme: String, host: String, port: Int? = nil) {
         let scheme = scheme.lowercased()
-        var host = host.lowercased()
-        if host.hasSuffix(".") { host.removeLast() }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         self.scheme = scheme
-        self.host = host
+        self.host = HostName.canonical(host)
         self.port = port ?? Origin.defaultPort(for: scheme) ?? 0
     }
 

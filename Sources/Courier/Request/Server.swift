@@ -44,6 +44,9 @@ public struct Server: Hashable, Sendable {
     public var environment: Environment
     /// Header fields added to every request sent to this server (for example an API key per environment).
     public var headers: RequestHeaders
+    /// TLS options for this server (pins, a private CA, a client certificate), replacing the client's
+    /// ``Client/Configuration/tls`` for every request sent to it, redirects included; `nil` uses the client's.
+    public var tls: TLSOptions?
 
     /// Creates a server.
     ///
@@ -51,10 +54,17 @@ public struct Server: Hashable, Sendable {
     ///   - baseURL: The base URL; a query or fragment in it is ignored.
     ///   - environment: The environment it serves; `.production` by default.
     ///   - headers: Header fields added to every request sent to it.
-    public init(baseURL: URL, environment: Environment = .production, headers: RequestHeaders = [:]) {
+    ///   - tls: TLS options replacing the client's for this server; `nil` (the default) uses the client's.
+    public init(
+        baseURL: URL,
+        environment: Environment = .production,
+        headers: RequestHeaders = [:],
+        tls: TLSOptions? = nil
+    ) {
         self.baseURL = baseURL
         self.environment = environment
         self.headers = headers
+        self.tls = tls
     }
 
     /// The origin of ``baseURL``.

@@ -30,10 +30,13 @@ public struct TransportResponse: Sendable {
     public var head: HTTPResponse
     /// The body, streamed; read it once.
     public var body: MessageBody
+    /// The protocol the response came over, as ALPN names it (`h2`, `http/1.1`), when the transport knows it.
+    public var negotiatedProtocol: String?
 
     /// Creates a transport response.
-    public init(head: HTTPResponse, body: MessageBody) {
+    public init(head: HTTPResponse, body: MessageBody, negotiatedProtocol: String? = nil) {
         self.head = head
         self.body = body
+        self.negotiatedProtocol = negotiatedProtocol
     }
 }

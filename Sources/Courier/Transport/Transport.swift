@@ -33,17 +33,22 @@ public struct TransportContext: Sendable {
     public var attempt: Int
     /// A logger for transport-level details.
     public var logger: Logger
+    /// How this call's HTTPS connections are secured (the server's ``Server/tls``, else the client's). A transport
+    /// applies every setting or fails with ``CourierError/Code/unsupported`` naming the one it cannot honour.
+    public var tls: TLSOptions
 
     /// Creates a transport context.
     public init(
         deadline: ContinuousClock.Instant? = nil,
         maxResponseBodySize: Int = Client.Configuration.defaultMaxResponseBodySize,
         attempt: Int = 1,
-        logger: Logger = Client.Configuration.disabledLogger
+        logger: Logger = Client.Configuration.disabledLogger,
+        tls: TLSOptions = .default
     ) {
         self.deadline = deadline
         self.maxResponseBodySize = maxResponseBodySize
         self.attempt = attempt
         self.logger = logger
+        self.tls = tls
     }
 }

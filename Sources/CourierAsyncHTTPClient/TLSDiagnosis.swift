@@ -1,0 +1,73 @@
+import Courier
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// Finds out why a server's certificate was refused, when BoringSSL only said "verification failed".
+///
+/// After a handshake failed verification, it makes one more handshake to the same server that only records the
+/// chain the server presents (and then aborts), and names the cause: a certificate out of its validity period
+/// (``Courier/CourierError/Code/certificateExpired``), a chain that contains none of the host's pinned keys
+/// (``Courier/CourierError/Code/pinMismatch``), or else an untrusted chain
+/// (``Courier/CourierError/Code/untrustedCertificate``). It runs only on that failure path, and never sends a
+/// request byte.
+enum TLSDiagnosis {
+    static func refine(_ error: CourierError, host: String, port: Int, options: TLSOptions) async -> CourierError {
+        guard error.code == .untrustedCertificate,
+            let chain = await presentedChain(host: host, port: port, timeout: .seconds(2)), !chain.isEmpty
+        else { return error }
+        var refined = error
+        let now = time(nil)
+        if chain.contains(where: { $0.notValidAfter < now || $0.notValidBefore > now }) {
+            refined.code = .certificateExpired
+            refined.message = "the server's certificate (or one in its chain) has expired or is not yet valid"
+            return refined
+        }
+        if let pinSet = options.pinSet(for: host) {
+            let keys = chain.compactMap { try? Data(SHA256.hash($0.extractPublicKey().toSPKIBytes())) }
+            if !keys.contains(where: { pinSet.pins.contains($0.base64EncodedString()) }) {
+                refined.code = .pinMismatch
+                refined.message = "none of the keys in the server's certificate chain is pinned for \(host)"
+                return refined
+            }
+        }
+        return refined
+    }
+
+    /// The chain `host`:`port` presents, or `nil` when no handshake got that far within `timeout`.
+    private static func presentedChain(host: String, port: Int, timeout: TimeAmount) async -> [NIOSSLCertificate]? {
+        let recorded = LockedBox<[NIOSSLCertificate]?>(nil)
+        do {
+            let context = try NIOSSLContext(configuration: TLSMapping.baseConfiguration)
+            let serverName = isIPAddress(host) ? nil : host
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(timeout)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handler = try NIOSSLClientHandler(
+                            context: context,
+                            serverHostname: serverName,
+                            customVerificationCallback: { certificates, promise in
+                                recorded.withLock { $0 = certificates }
+                                promise.succeed(.failed)
+                            }
+                        )
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                    }
+                }
+                .connect(host: host, port: port)
+                .get()
+            let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+            try? await channel.closeFuture.get()
+            deadline.cancel()
+        } catch {
+            return recorded.withLock { $0 }
+        }
+        return recorded.withLock { $0 }
+    }
+
+    private static func isIPAddress(_ host: String) -> Bool {
+        host.contains(":") || host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+    }
+}

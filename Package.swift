@@ -145,6 +145,7 @@ let package = Package(
                 "CourierURLSession",
                 "CourierTestServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -111,7 +111,9 @@ struct CacheStage: Sendable {
             throw CourierError(
                 code: .cacheMiss,
                 stage: .cache,
-                message: "the cache has no usable response for GET \(url.absoluteString) and may not use the network"
+                message:
+                    "the cache has no usable response for GET \(Redactor.default.displayURL(url)) and may not use the "
+                    + "network"
             )
         }
         return try await fetch(

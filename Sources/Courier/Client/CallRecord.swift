@@ -12,10 +12,16 @@ struct CallRecord: Sendable {
     var body: Data?
     var bodySize: Int?
     var trace = DecisionTrace()
+    /// The requests of earlier attempts (before redaction), whose secrets are scrubbed from the error too: a
+    /// redirect or a refresh changes the query or the credentials between attempts.
+    private(set) var earlierRequests: [HTTPRequest] = []
     /// The call's events for monitors, or `nil` when the client has none.
     var events: CallEvents?
 
     mutating func begin(attempt: Int) {
+        if let request, earlierRequests.last != request, earlierRequests.count < Self.maxEarlierRequests {
+            earlierRequests.append(request)
+        }
         self.attempt = attempt
         response = nil
         body = nil
@@ -50,7 +56,16 @@ struct CallRecord: Sendable {
         )
     }
 
-    /// `error` as a ``CourierError`` filled with the call's request, response, body excerpt and trace.
+    /// At most this many earlier requests are kept for scrubbing (a call's restarts are bounded anyway).
+    private static let maxEarlierRequests = 32
+
+    /// `error` as a ``CourierError`` filled with the call's request, response, body excerpt and trace, with every
+    /// secret the call carried redacted or scrubbed out of its text.
+    ///
+    /// The request and response are redacted with `redactor`. The message, the body excerpt and the underlying
+    /// error's description (kept in ``CourierError/scrubbedUnderlyingDescription``) are scrubbed of the secret
+    /// values of the requests as sent, the response (`Set-Cookie`, a redirect's `Location`) and its JSON or form
+    /// body.
     func finalize(_ error: any Error, redactor: Redactor) -> any Error {
         if error is CancellationError { return error }
         var courierError: CourierError
@@ -64,6 +79,7 @@ struct CallRecord: Sendable {
                 underlyingError: error
             )
         }
+        let secrets = secrets(of: courierError, redactor: redactor)
         courierError.request = (courierError.request ?? request).map { redactor.redact($0) }
         if var head = courierError.response ?? response {
             head.headerFields = redactor.redact(head.headerFields)
@@ -72,8 +88,28 @@ struct CallRecord: Sendable {
         if courierError.bodyExcerpt == nil, let body, !body.isEmpty {
             courierError.bodyExcerpt = redactor.excerpt(of: body, contentType: response?.headerFields[.contentType])
         }
+        courierError.message = courierError.message.map { redactor.scrub($0, secrets: secrets) }
+        courierError.bodyExcerpt = courierError.bodyExcerpt.map { redactor.scrub($0, secrets: secrets) }
+        if let underlying = courierError.underlyingError, !(underlying is CourierError) {
+            courierError.scrubbedUnderlyingDescription = redactor.scrub("\(underlying)", secrets: secrets)
+        }
         if courierError.trace.isEmpty { courierError.trace = trace }
         return courierError
+    }
+
+    /// The secret values of this call and of `error`'s own request and response, before redaction.
+    private func secrets(of error: CourierError, redactor: Redactor) -> Redactor.Secrets {
+        var secrets = Redactor.Secrets()
+        for request in earlierRequests + [request, error.request].compactMap({ $0 }) {
+            secrets.formUnion(redactor.secrets(of: request))
+        }
+        for response in [response, error.response].compactMap({ $0 }) {
+            secrets.formUnion(redactor.secrets(ofResponse: response))
+        }
+        if let body {
+            secrets.formUnion(redactor.secrets(inBody: body, contentType: response?.headerFields[.contentType]))
+        }
+        return secrets
     }
 
     private static func code(for stage: CourierError.Stage) -> CourierError.Code {

@@ -111,7 +111,10 @@ struct Pipeline<R: Request>: Sendable {
                 deadline: deadline,
                 maxResponseBodySize: limit,
                 attempt: attempt,
-                logger: configuration.logger,
+                logger: configuration.logger.logLevel <= .debug
+                    ? configuration.redactor.scrubbing(
+                        configuration.logger, secrets: configuration.redactor.secrets(of: outgoing.head))
+                    : configuration.logger,
                 tls: server.tls ?? configuration.tls
             )
             var sent: TransportResponse

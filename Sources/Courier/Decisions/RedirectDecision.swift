@@ -60,19 +60,20 @@ public struct RedirectDecision: Decision {
         else {
             return .fail(Self.error(.invalidRedirect, "the Location header is not a valid URL", response))
         }
+        let shown = Self.display(target)
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let targetOrigin = Origin(url: target)
         else {
-            return .fail(Self.error(.invalidRedirect, "redirects only go to http or https URLs", response))
+            return .fail(Self.error(.invalidRedirect, "redirects go only to http(s), not \(shown)", response))
         }
         guard target.user == nil, target.password == nil else {
             return .fail(Self.error(.invalidRedirect, "the redirect target carries userinfo", response))
         }
         if currentOrigin.scheme == "https", scheme == "http", !allowsInsecureRedirects {
-            return .fail(Self.error(.insecureRedirect, "refusing a redirect from https to http", response))
+            return .fail(Self.error(.insecureRedirect, "refusing a redirect from https to http (\(shown))", response))
         }
         guard max(0, visited.count - 1) < maxRedirects else {
-            return .fail(Self.error(.redirectLimit, "more than \(maxRedirects) redirects", response))
+            return .fail(Self.error(.redirectLimit, "more than \(maxRedirects) redirects (next: \(shown))", response))
         }
         let code = response.status.code
         let dropsBody = Self.dropsBody(status: code, method: request.method)
@@ -80,8 +81,7 @@ public struct RedirectDecision: Decision {
         let key = "\(method.rawValue) \(Self.withoutFragment(target))"
         let seen = visited.isEmpty ? ["\(request.method.rawValue) \(Self.withoutFragment(current))"] : visited
         guard !seen.contains(key) else {
-            return .fail(
-                Self.error(.redirectCycle, "the redirects loop back to \(Self.withoutFragment(target))", response))
+            return .fail(Self.error(.redirectCycle, "the redirects loop back to \(shown)", response))
         }
         let successor = RedirectDecision(
             maxRedirects: maxRedirects,
@@ -108,6 +108,14 @@ public struct RedirectDecision: Decision {
     private static func withoutFragment(_ url: URL) -> String {
         let text = url.absoluteString
         return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
+    }
+
+    /// `url` for a message: no userinfo, no fragment, query secrets redacted.
+    ///
+    /// A decision does not know the client's ``Redactor``, so this uses ``Redactor/default``; when the error is
+    /// thrown, Courier scrubs the values of the client's own sensitive keys (the `Location` is in the response).
+    private static func display(_ url: URL) -> String {
+        Redactor.default.displayURL(url)
     }
 
     private static func error(_ code: CourierError.Code, _ message: String, _ response: ReceivedResponse)

@@ -22,6 +22,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// The pipeline stage that failed.
     public var stage: Stage
     /// A sentence for developers with the specifics (which header, which limit).
+    ///
+    /// When Courier throws the error, the call's secrets are scrubbed out of it (a transport may have built it from
+    /// the text of its own error, which can name the whole URL).
     public var message: String?
     /// The request as sent (or as far as it was built), with sensitive headers and query values redacted.
     public var request: HTTPRequest?
@@ -32,7 +35,16 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// The adapters and decisions that ran before the failure.
     public var trace: DecisionTrace
     /// The error that caused this one: a transport error, a `DecodingError`, a decoded API error.
-    public var underlyingError: (any Error)?
+    ///
+    /// It is kept as thrown, for programmatic access, so **its own description is not scrubbed**: a `URLError`
+    /// names the whole URL, query secrets included. Print the `CourierError` instead: its ``description`` shows
+    /// the underlying error with the call's secrets replaced by ``Redactor/placeholder``.
+    public var underlyingError: (any Error)? {
+        didSet { scrubbedUnderlyingDescription = nil }
+    }
+    /// The underlying error's description with the call's secrets scrubbed, set when Courier throws the error
+    /// (it knows the request before redaction then).
+    var scrubbedUnderlyingDescription: String?
 
     /// Creates an error.
     public init(
@@ -77,19 +89,28 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     }
 
     /// One line: code, stage, request and the specifics, with secrets redacted.
+    ///
+    /// The request is shown redacted and the underlying error only in scrubbed form. An error Courier threw was
+    /// scrubbed with the client's ``Redactor`` and the request as sent; one built by hand is scrubbed here with
+    /// ``Redactor/default`` and whatever secrets its own ``request`` and ``response`` still hold.
     public var description: String {
+        let redactor = Redactor.default
+        var secrets = Redactor.Secrets()
+        if let request { secrets.formUnion(redactor.secrets(of: request)) }
+        if let response { secrets.formUnion(redactor.secrets(ofResponse: response)) }
         var text = "CourierError.\(code) at \(stage)"
         if let request {
-            text += ": \(request.method) \(Redactor.displayURL(of: request))"
+            text += ": \(request.method) \(Redactor.displayURL(of: redactor.redact(request)))"
         }
         if let response {
             text += " → \(response.status.code)"
         }
         if let message {
-            text += ": \(message)"
+            text += ": \(redactor.scrub(message, secrets: secrets))"
         }
         if let underlyingError, !(underlyingError is CourierError) {
-            text += " (underlying: \(underlyingError))"
+            let underlying = scrubbedUnderlyingDescription ?? "\(underlyingError)"
+            text += " (underlying: \(redactor.scrub(underlying, secrets: secrets)))"
         }
         let trace = trace.description
         if !trace.isEmpty {

@@ -1,24 +1,30 @@
+public import Foundation
 public import HTTPTypes
 
 /// Decides which header values and query parameters are secrets, and hides them in every output.
 ///
-/// Courier redacts with it in log lines, decision traces, error descriptions and the cURL description of a
-/// request. By default: `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie` and common token headers;
-/// query keys such as `access_token`, `refresh_token`, `client_secret`, `id_token`, `password`, `api_key`.
-/// Register your own:
+/// Courier redacts with it in log lines, decision traces, events, error descriptions and the cURL description of a
+/// request, and scrubs the secret values it finds (see ``Secrets``) out of text it did not write itself, such as an
+/// underlying error's description. By default it treats as secrets the values of the headers in
+/// ``defaultSensitiveHeaderNames`` and of the query, form and JSON keys in ``defaultSensitiveQueryKeys``, compared
+/// case-insensitively; `code` counts as a secret only next to an OAuth 2.0 key (see
+/// ``oauthContextKeys``). Register your own:
 ///
 /// ```swift
 /// var redactor = Redactor.default
-/// redactor.sensitiveHeaderNames.insert(HTTPField.Name("X-Api-Key")!)
-/// redactor.sensitiveQueryKeys.insert("signature")
+/// redactor.sensitiveHeaderNames.insert(HTTPField.Name("X-Session-Key")!)
+/// redactor.sensitiveQueryKeys.insert("tenant_secret")
 /// ```
+///
+/// In a header whose value is a URL (`Location`, `Content-Location`, `Referer`, `Link`), sensitive query values
+/// and userinfo are redacted too.
 public struct Redactor: Hashable, Sendable {
     /// The text that replaces a secret.
     public static let placeholder = "<redacted>"
 
     /// Header names whose values are secrets.
     public var sensitiveHeaderNames: Set<HTTPField.Name>
-    /// Query and form keys (compared case-insensitively) whose values are secrets.
+    /// Query, form and JSON keys (compared case-insensitively) whose values are secrets.
     public var sensitiveQueryKeys: Set<String> {
         didSet { sensitiveQueryKeys = Set(sensitiveQueryKeys.map { $0.lowercased() }) }
     }
@@ -29,34 +35,93 @@ public struct Redactor: Hashable, Sendable {
         self.sensitiveQueryKeys = Set(sensitiveQueryKeys.map { $0.lowercased() })
     }
 
-    /// The default redactor.
+    /// The default redactor: ``defaultSensitiveHeaderNames`` and ``defaultSensitiveQueryKeys``.
     public static let `default` = Redactor(
-        sensitiveHeaderNames: [
-            .authorization, .proxyAuthorization, .cookie, .setCookie,
-            HTTPField.Name("X-Api-Key"), HTTPField.Name("X-Auth-Token"), HTTPField.Name("X-Amz-Security-Token"),
-        ].compactMap { $0 }.reduce(into: Set()) { $0.insert($1) },
-        sensitiveQueryKeys: [
-            "access_token", "refresh_token", "client_secret", "id_token", "password", "passwd", "token",
-            "api_key", "apikey", "secret", "code_verifier", "assertion",
-        ]
+        sensitiveHeaderNames: defaultSensitiveHeaderNames,
+        sensitiveQueryKeys: defaultSensitiveQueryKeys
     )
+
+    /// The headers whose values the default redactor hides.
+    ///
+    /// - Credentials: `Authorization`, `Proxy-Authorization` (RFC 9110 §11.6.2, §11.7.2).
+    /// - Cookies: `Cookie`, `Set-Cookie` (RFC 6265).
+    /// - API keys and tokens in the wild: `X-Api-Key` and `Api-Key` (AWS API Gateway, Azure OpenAI),
+    ///   `X-Goog-Api-Key` (Google Cloud), `Ocp-Apim-Subscription-Key` (Azure API Management), `Private-Token`
+    ///   (GitLab), `X-Auth-Token`, `X-Access-Token`, `X-Amz-Security-Token` (AWS temporary credentials),
+    ///   `X-CSRF-Token` and `X-XSRF-Token`.
+    public static let defaultSensitiveHeaderNames: Set<HTTPField.Name> = Set(
+        [HTTPField.Name.authorization, .proxyAuthorization, .cookie, .setCookie]
+            + [
+                "X-Api-Key", "Api-Key", "X-Goog-Api-Key", "Ocp-Apim-Subscription-Key", "Private-Token", "X-Auth-Token",
+                "X-Access-Token", "X-Amz-Security-Token", "X-CSRF-Token", "X-XSRF-Token",
+            ].compactMap { HTTPField.Name($0) }
+    )
+
+    /// The query, form and JSON keys whose values the default redactor hides (all lowercase; compared
+    /// case-insensitively, and also as a part of a bracketed or dotted key such as `user[password]`).
+    ///
+    /// - OAuth 2.0 and OpenID Connect (RFC 6749, RFC 7636, RFC 7523, RFC 8693): `access_token`, `refresh_token`,
+    ///   `id_token`, `client_secret`, `code_verifier`, `assertion`, `client_assertion`, `subject_token`,
+    ///   `actor_token`. The authorization `code` is a secret only next to an ``oauthContextKeys`` key.
+    /// - API keys: `api_key`, `api-key`, `apikey`, `x-api-key`, `key` (Google APIs), `subscription-key` (Azure),
+    ///   `access_key`, `private_token` (GitLab), `auth_token`, `token`, `jwt`.
+    /// - Signed URLs: `sig` (Azure SAS), `signature` (AWS Signature V2), `x-amz-signature`, `x-amz-credential`,
+    ///   `x-amz-security-token` (AWS Signature V4), `x-goog-signature`, `x-goog-credential` (Google Cloud Storage).
+    /// - Sessions and passwords: `session`, `sessionid`, `session_id`, `password`, `passwd`, `pwd`, `passphrase`,
+    ///   `secret`, `client_secret`.
+    public static let defaultSensitiveQueryKeys: Set<String> = [
+        "access_token", "refresh_token", "id_token", "client_secret", "code_verifier", "assertion",
+        "client_assertion", "subject_token", "actor_token",
+        "api_key", "api-key", "apikey", "x-api-key", "key", "subscription-key", "access_key", "private_token",
+        "auth_token", "token", "jwt",
+        "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature",
+        "x-goog-credential",
+        "session", "sessionid", "session_id", "password", "passwd", "pwd", "passphrase", "secret",
+    ]
+
+    /// Keys that mark a query, form or JSON object as part of an OAuth 2.0 exchange, where `code` is an
+    /// authorization code and so a secret: the redirect back to the app (`?code=…&state=…`) and the token request
+    /// (`grant_type=authorization_code&code=…&redirect_uri=…`).
+    public static let oauthContextKeys: Set<String> = [
+        "state", "grant_type", "redirect_uri", "client_id", "code_verifier", "code_challenge",
+    ]
 
     /// Whether the value of header `name` is a secret.
     public func isSensitive(_ name: HTTPField.Name) -> Bool {
         sensitiveHeaderNames.contains(name)
     }
 
-    /// Whether the value of query or form key `key` is a secret.
+    /// Whether the value of query or form key `key` is a secret (whatever the other keys; see
+    /// ``oauthContextKeys`` for `code`).
     public func isSensitive(queryKey key: some StringProtocol) -> Bool {
         sensitiveQueryKeys.contains(key.lowercased())
     }
 
-    /// `fields` with the values of sensitive headers replaced.
+    /// Whether the value under `key` is a secret in a query, form or JSON object that also has `siblings`.
+    func isSensitive(key: String, siblings: some Sequence<String>) -> Bool {
+        if isSensitive(queryKey: key) { return true }
+        let parts = key.split(whereSeparator: { $0 == "[" || $0 == "]" || $0 == "." })
+        if parts.contains(where: { isSensitive(queryKey: $0) }) { return true }
+        let last = parts.last.map { $0.lowercased() } ?? key.lowercased()
+        return last == "code" && siblings.contains { Self.oauthContextKeys.contains($0.lowercased()) }
+    }
+
+    /// `fields` with the values of sensitive headers replaced, and the query secrets and userinfo in URL-valued
+    /// headers (`Location`, `Content-Location`, `Referer`, `Link`) replaced.
     public func redact(_ fields: HTTPFields) -> HTTPFields {
-        guard fields.contains(where: { isSensitive($0.name) }) else { return fields }
+        guard fields.contains(where: { isSensitive($0.name) || Self.urlValuedNames.contains($0.name) }) else {
+            return fields
+        }
         var result = HTTPFields()
         for field in fields {
-            result.append(isSensitive(field.name) ? HTTPField(name: field.name, value: Self.placeholder) : field)
+            if isSensitive(field.name) {
+                result.append(HTTPField(name: field.name, value: Self.placeholder))
+            } else if Self.urlValuedNames.contains(field.name) {
+                let value = field.name.canonicalName == "link" ? redactLinks(field.value) : redactURL(field.value)
+                result.append(HTTPField(name: field.name, value: value))
+            } else {
+                result.append(field)
+            }
         }
         return result
     }
@@ -81,22 +146,90 @@ public struct Redactor: Hashable, Sendable {
 
     /// A form-encoded string (`a=1&password=x`) with sensitive values replaced.
     public func redactPairs(_ encoded: some StringProtocol) -> String {
-        encoded.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = String(parts.first ?? "").removingPercentEncodingForDisplay
-            let keyParts = key.split(whereSeparator: { $0 == "[" || $0 == "]" || $0 == "." })
-            guard parts.count == 2,
-                isSensitive(queryKey: key) || keyParts.contains(where: { isSensitive(queryKey: $0) })
-            else {
-                return String(pair)
+        let pairs = Self.pairs(encoded)
+        let keys = pairs.map(\.key)
+        return pairs.map { pair -> String in
+            guard pair.value != nil, isSensitive(key: pair.key, siblings: keys) else {
+                return String(pair.raw)
             }
-            return "\(parts[0])=\(Self.placeholder)"
+            return "\(pair.rawKey)=\(Self.placeholder)"
         }.joined(separator: "&")
+    }
+
+    /// `url` for display: scheme, host, port, path and query, with sensitive query values replaced and no
+    /// userinfo or fragment.
+    ///
+    /// ```swift
+    /// Redactor.default.displayURL(URL(string: "https://ada:pw@api.example.com/f?sig=abc&x=1#top")!)
+    /// // "https://api.example.com/f?sig=<redacted>&x=1"
+    /// ```
+    public func displayURL(_ url: URL) -> String {
+        var text = url.absoluteString
+        if let hash = text.firstIndex(of: "#") { text = String(text[..<hash]) }
+        return redactURL(text, userinfo: "")
     }
 
     /// The absolute URL of `request` for display: scheme, authority and path (its query already as stored).
     static func displayURL(of request: HTTPRequest) -> String {
         "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "")"
+    }
+
+    /// Headers whose values are URLs (or URL lists), whose query secrets and userinfo are redacted.
+    static let urlValuedNames: Set<HTTPField.Name> = Set(
+        [HTTPField.Name.location, .contentLocation, .referer] + [HTTPField.Name("Link")].compactMap { $0 }
+    )
+
+    /// An absolute or relative URL reference with sensitive query values and its userinfo replaced by
+    /// `userinfo` (the placeholder unless given).
+    func redactURL(_ text: String, userinfo: String = Redactor.placeholder) -> String {
+        var text = text
+        if let range = Self.userinfoRange(in: text) {
+            text.replaceSubrange(range, with: userinfo.isEmpty ? "" : userinfo + "@")
+        }
+        return redactQuery(inPath: text)
+    }
+
+    /// A `Link` header value with every `<URL>` redacted.
+    private func redactLinks(_ value: String) -> String {
+        var result = ""
+        var rest = Substring(value)
+        while let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") {
+            result += rest[...open]
+            result += redactURL(String(rest[rest.index(after: open)..<close]))
+            rest = rest[close...]
+        }
+        return result + rest
+    }
+
+    /// The range of `userinfo@` in an absolute URL (`scheme://userinfo@host/…`), if it has one.
+    static func userinfoRange(in text: String) -> Range<String.Index>? {
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let authorityEnd = text[schemeEnd.upperBound...].firstIndex(where: { "/?#".contains($0) }) ?? text.endIndex
+        guard let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") else { return nil }
+        return schemeEnd.upperBound..<text.index(after: at)
+    }
+
+    /// One `key=value` pair of a form-encoded string, as written and with its key percent-decoded.
+    struct Pair {
+        /// The pair as written.
+        var raw: Substring
+        /// The key as written.
+        var rawKey: Substring
+        /// The key, percent-decoded (`+` as a space).
+        var key: String
+        /// The value as written, or `nil` when the pair has no `=`.
+        var value: Substring?
+    }
+
+    /// The pairs of a form-encoded string (`a=1&b=2`), empty ones kept.
+    static func pairs(_ encoded: some StringProtocol) -> [Pair] {
+        encoded.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            let raw = Substring(pair)
+            let equals = raw.firstIndex(of: "=")
+            let rawKey = raw[..<(equals ?? raw.endIndex)]
+            let value = equals.map { raw[raw.index(after: $0)...] }
+            return Pair(raw: raw, rawKey: rawKey, key: String(rawKey).removingFormEncodingForDisplay, value: value)
+        }
     }
 }
 
@@ -111,14 +244,25 @@ extension String {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next(), let low = iterator.next(),
-                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
-            else {
+            guard let high = iterator.next() else {
                 bytes.append(byte)
+                break
+            }
+            guard let low = iterator.next() else {
+                bytes += [byte, high]
+                break
+            }
+            guard let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else {
+                bytes += [byte, high, low]
                 continue
             }
             bytes.append(value)
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Form decoding for display: `+` as a space, then percent-decoding.
+    var removingFormEncodingForDisplay: String {
+        replacingOccurrences(of: "+", with: " ").removingPercentEncodingForDisplay
     }
 }

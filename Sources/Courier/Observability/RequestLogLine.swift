@@ -29,10 +29,11 @@ struct RequestLogLine: CustomStringConvertible {
         let trace = record.trace.description
         if !trace.isEmpty { line += " [\(trace)]" }
         if let error {
+            // A thrown CourierError's message was scrubbed of the call's secrets when the call failed.
             if let error = error as? CourierError {
-                line += " failed: \(error.code)" + (error.message.map { ": \($0)" } ?? "")
+                line += " failed: \(error.code)" + (error.message.map { ": \(redactor.redactInlinePairs($0))" } ?? "")
             } else {
-                line += " failed: \(error)"
+                line += " failed: \(redactor.redactInlinePairs("\(error)"))"
             }
         }
         return line.oneLine

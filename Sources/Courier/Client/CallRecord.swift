@@ -9,6 +9,8 @@ struct CallRecord: Sendable {
     var attempt = 0
     var request: HTTPRequest?
     var response: HTTPResponse?
+    /// The protocol the last response came over (`h2`, `http/1.1`), when the transport reported it.
+    var negotiatedProtocol: String?
     var body: Data?
     var bodySize: Int?
     var trace = DecisionTrace()
@@ -24,6 +26,7 @@ struct CallRecord: Sendable {
         }
         self.attempt = attempt
         response = nil
+        negotiatedProtocol = nil
         body = nil
         bodySize = nil
     }

@@ -122,7 +122,10 @@ struct Pipeline<R: Request>: Sendable {
             let streamsBody: Bool
             do {
                 sent = try await cacheStage.send(outgoing, context: context, over: client.transport)
-                state.withLock { $0.response = sent.head }
+                state.withLock {
+                    $0.response = sent.head
+                    $0.negotiatedProtocol = sent.negotiatedProtocol
+                }
                 events?.responseHead(sent.head, attempt: attempt)
                 if let progress {
                     let total = sent.body.length.knownCount

@@ -18,6 +18,7 @@ struct RequestLogLine: CustomStringConvertible {
             line = "(unresolved request)"
         }
         var details = [Self.format(elapsed)]
+        if let negotiated = record.negotiatedProtocol, negotiated != "http/1.1" { details.append(negotiated) }
         if let size = record.bodySize { details.append(Self.format(bytes: size)) }
         if record.attempt > 1 { details.append("\(record.attempt) attempts") }
         if let response = record.response {

@@ -141,7 +141,9 @@ public struct AsyncHTTPClientTransport: Transport {
             ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, host: endpoint.host)
         }
         var client = self.client
-        if context.tls.httpVersions == .http1Only, let sharedConfiguration {
+        // HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2): allowing an older version means offering HTTP/1.1 only.
+        let http1Only = context.tls.httpVersions == .http1Only || context.tls.minimumVersion < .tls12
+        if http1Only, let sharedConfiguration {
             client = SharedClients.client(for: sharedConfiguration, http1Only: true)
         }
         let deadline = context.deadline.map(Self.nioDeadline) ?? .distantFuture

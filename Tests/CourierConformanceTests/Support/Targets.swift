@@ -42,6 +42,13 @@ struct TransportKind: Sendable, CustomTestStringConvertible, Hashable {
             if self == .urlSession, capability == .getWithBody {
                 return "FoundationNetworking refuses to send a GET with a body"
             }
+            if self == .urlSession, let reason = Capability.foundationNetworkingTLSGaps[capability] {
+                return reason
+            }
+        #else
+            if self == .urlSession, Capability.foundationNetworkingTLSGaps[capability] != nil {
+                return "URLSessionTransport does not map \(capability) on Apple platforms yet"
+            }
         #endif
         return nil
     }
@@ -54,6 +61,29 @@ struct Capability: Hashable, Sendable, CustomStringConvertible {
 
     /// A `GET` request with a body (RFC 9110 §9.3.1: allowed, with no defined meaning).
     static let getWithBody = Capability(name: "GET with a body")
+
+    /// Trust roots other than the system's (``TLSOptions/trust``).
+    static let customTrust = Capability(name: "custom trust roots")
+    /// Public-key pins (``TLSOptions/pins``).
+    static let pinning = Capability(name: "public-key pinning")
+    /// A client certificate for mutual TLS (``TLSOptions/clientIdentity``).
+    static let clientCertificate = Capability(name: "a client certificate")
+    /// A minimum TLS version other than 1.2 (``TLSOptions/minimumVersion``).
+    static let minimumTLSVersion = Capability(name: "a minimum TLS version")
+    /// Choosing the HTTP versions offered by ALPN (``TLSOptions/httpVersions``).
+    static let httpVersionChoice = Capability(name: "a choice of HTTP versions")
+    /// Skipping certificate checks for loopback hosts (``TLSOptions/allowsInsecureLoopback``).
+    static let insecureLoopback = Capability(name: "insecure loopback TLS")
+
+    /// The TLS settings URLSession on Linux cannot take, and why.
+    static let foundationNetworkingTLSGaps: [Capability: String] = [
+        .customTrust: "FoundationNetworking (libcurl) on Linux takes no trust roots but its fixed CA bundle",
+        .pinning: "FoundationNetworking on Linux delivers no server-trust challenge, so no chain to check pins on",
+        .clientCertificate: "FoundationNetworking on Linux delivers no client-certificate challenge",
+        .minimumTLSVersion: "FoundationNetworking on Linux exposes no TLS version setting",
+        .httpVersionChoice: "FoundationNetworking on Linux exposes no ALPN setting",
+        .insecureLoopback: "FoundationNetworking on Linux delivers no server-trust challenge to relax",
+    ]
 }
 
 /// Runs `body`, which exercises `capability` on `transport`.

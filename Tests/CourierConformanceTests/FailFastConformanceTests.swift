@@ -144,6 +144,23 @@ extension Conformance {
         }
 
         @Test(
+            "row 26: a reset mid-body is typed, its cacheable partial body never stored or served",
+            arguments: TransportKind.all)
+        func resetMidBodyNotCached(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL) { $0.cache = .memory() }
+                let request = Raw(
+                    path: "/fault/reset-mid-body", query: ["announce": 100, "send": 9, "max_age": 60],
+                    retryPolicy: .disabled)
+                for round in 1...2 {
+                    let error = await expectCourierError { try await client.send(request) }
+                    #expect(error?.code == .truncatedResponse, "\(String(describing: error))")
+                    #expect(server.requestCount == round, "round \(round): served from the cache?")
+                }
+            }
+        }
+
+        @Test(
             "row 22: Content-Length together with chunked is malformedResponse on every transport",
             arguments: TransportKind.all)
         func contentLengthAndChunked(transport: TransportKind) async throws {

@@ -2,7 +2,8 @@ import NIOCore
 
 /// Faults at the connection level: the bytes are well-formed, the connection's behaviour is not.
 ///
-/// - `reset-mid-body?announce=100&send=9`: `Content-Length: announce`, `send` bytes, then a TCP RST.
+/// - `reset-mid-body?announce=100&send=9`: `Content-Length: announce`, `send` bytes, then a TCP RST (with
+///   `max_age=60`, the head says `Cache-Control: max-age=60`, so a cache would keep it if it kept cut bodies).
 /// - `truncate?announce=100&send=9`: the same, then a clean FIN.
 /// - `chunked-truncated`: a chunked body with no last chunk, then FIN.
 /// - `stall-after-headers`: the head (announcing 100 bytes) and then nothing until the client closes.
@@ -22,7 +23,10 @@ enum ConnectionFaults {
         case "reset-mid-body", "truncate":
             let announce = FaultRoutes.integer(context, "announce", 100, in: 0...Int(Int32.max))
             let send = FaultRoutes.integer(context, "send", 9, in: 0...max(announce, 0))
-            let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(announce))]
+            var headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(announce))]
+            if let maxAge = context.query("max_age").flatMap(Int.init) {
+                headers.append(("Cache-Control", "max-age=\(maxAge)"))
+            }
             var buffer = connection.channel.allocator.buffer(string: context.headText(status: 200, headers: headers))
             buffer.writeRepeatingByte(UInt8(ascii: "x"), count: send)
             try await connection.write(buffer)

@@ -20,8 +20,13 @@ struct Fetched {
     }
 }
 
-/// Client configuration that never follows redirects.
-let noRedirects = HTTPClient.Configuration(redirectConfiguration: .disallow)
+/// Client configuration that never follows redirects. Waiting for a pooled connection is bounded by the connect
+/// timeout, raised from 10 s so that 200 queued requests under the thread sanitizer (several times slower) still
+/// get one: these tests measure the server, not the client's pool.
+let noRedirects = HTTPClient.Configuration(
+    redirectConfiguration: .disallow,
+    timeout: .init(connect: .seconds(60))
+)
 
 /// Runs `body` against a fresh server and client, shutting both down afterwards.
 @discardableResult

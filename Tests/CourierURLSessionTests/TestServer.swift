@@ -1,17 +1,19 @@
 import Foundation
 
 /// A tiny HTTP/1.1 server in a Python subprocess on 127.0.0.1, on an ephemeral port, with the routes the tests
-/// need: `/echo`, `/redirect`, `/zeros?n=`, `/stall?n=`, `/stall-head`, `/gzip`, `/gzip-bomb`,
-/// `/duplicate-length`, `/truncated`. It exits when the test closes its stdin.
+/// need: `/echo`, `/redirect`, `/zeros?n=` (`&report=1`: see ``nextReport()``), `/stall?n=`, `/stall-head`, `/gzip`,
+/// `/gzip-bomb`, `/duplicate-length`, `/truncated`. It exits when the test closes its stdin.
 final class TestServer: Sendable {
     let port: Int
     private let process: Process
     private let input: Pipe
+    private let output: Pipe
 
-    private init(port: Int, process: Process, input: Pipe) {
+    private init(port: Int, process: Process, input: Pipe, output: Pipe) {
         self.port = port
         self.process = process
         self.input = input
+        self.output = output
     }
 
     static func start() throws -> TestServer {
@@ -23,21 +25,43 @@ final class TestServer: Sendable {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            line.append(data)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = readLine(output.fileHandleForReading) ?? ""
         guard let port = Int(text) else {
             process.terminate()
             throw ServerError.noPort(text)
         }
-        return TestServer(port: port, process: process, input: input)
+        return TestServer(port: port, process: process, input: input, output: output)
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// What the server did for one `/zeros?n=…&report=1` response, printed when its handler ends.
+    struct TransferReport: Decodable, Sendable {
+        /// The body bytes the server's socket accepted: an upper bound of what can have reached the client.
+        let sent: Int
+        /// Whether the whole body was sent; `false` when the client closed the connection first.
+        let complete: Bool
+        /// The longest time one 64 KiB write was blocked: the client's TCP window stayed shut that long.
+        let longestStall: Double
+        /// `sent` when that longest blocked write began.
+        let stalledAt: Int
+    }
+
+    /// Waits for the next ``TransferReport``: the event "a reporting `/zeros` response ended" (sent in full, or the
+    /// client went away). Cancelling the caller stops the server, which ends the wait.
+    func nextReport() async throws -> TransferReport {
+        let handle = output.fileHandleForReading
+        let line = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // A blocking read, off the cooperative pool.
+                DispatchQueue.global().async { continuation.resume(returning: Self.readLine(handle)) }
+            }
+        } onCancel: {
+            stop()
+        }
+        guard let line else { throw ServerError.noReport }
+        return try JSONDecoder().decode(TransferReport.self, from: Data(line.utf8))
+    }
 
     /// Stops the server without waiting for it (SIGTERM ends it at once).
     func stop() {
@@ -47,6 +71,20 @@ final class TestServer: Sendable {
 
     enum ServerError: Error {
         case noPort(String)
+        case noReport
+    }
+
+    /// One line of the server's output, without its newline; `nil` once the server has exited.
+    ///
+    /// Reads byte by byte, so nothing after the line is taken from the pipe (the lines are short and rare).
+    private static func readLine(_ handle: FileHandle) -> String? {
+        var line = Data()
+        while true {
+            let byte = handle.readData(ofLength: 1)
+            if byte.isEmpty { return nil }
+            if byte.first == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
     }
 
     private static let script = #"""
@@ -56,6 +94,11 @@ final class TestServer: Sendable {
 
         _bomb = None
         _bomb_lock = threading.Lock()
+        _report_lock = threading.Lock()
+
+        def report(fields):
+            with _report_lock:
+                print(json.dumps(fields), flush=True)
 
         def bomb():
             global _bomb
@@ -120,13 +163,22 @@ final class TestServer: Sendable {
                     self.end_headers()
                     block = bytes(1 << 16)
                     sent = 0
+                    longest, stalled_at, complete = 0.0, 0, False
                     try:
                         while sent < n:
                             k = min(len(block), n - sent)
+                            start = time.monotonic()
+                            # sendall: blocks while the client's TCP window is shut.
                             self.wfile.write(block[:k] if k < len(block) else block)
+                            took = time.monotonic() - start
+                            if took > longest:
+                                longest, stalled_at = took, sent
                             sent += k
+                        complete = True
                     except (BrokenPipeError, ConnectionResetError):
-                        pass
+                        self.close_connection = True
+                    if q.get("report") == "1":
+                        report({"sent": sent, "complete": complete, "longestStall": longest, "stalledAt": stalled_at})
                 elif p == "/stall":
                     # Sends the head and `n` bytes of a 1 MiB body, then stalls until the client goes away.
                     n = int(q.get("n", "1024"))

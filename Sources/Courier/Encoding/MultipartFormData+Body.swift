@@ -20,8 +20,19 @@ extension MultipartFormData {
         ///   in-memory parts was found in ``MultipartFormData/maximumBoundaryAttempts`` draws;
         ///   ``CourierError/Code/invalidHeader`` when a part's content type holds a control character.
         init(_ form: MultipartFormData, generator: inout some RandomNumberGenerator) throws {
+            // Boundaries are drawn from a local copy, written back on every exit: the same draws, and the caller's
+            // generator ends in the same state. Why: under `-sanitize=thread`, Swift instruments each `&generator`
+            // in this unspecialized generic code with `__tsan_external_write(address)`, but a caller whose generator
+            // is an empty struct (`SystemRandomNumberGenerator`) passes no address for it (the register holds
+            // whatever was left there). The sanitizer then crashed on that junk: `SEGV in __tsan::MemoryAccess` <-
+            // `__tsan::ExternalAccess` <- `Encoded.init` at the `chooseBoundary` line <- a test's
+            // `var generator = SystemRandomNumberGenerator()`. A compiler bug, not a race (it reproduces on one
+            // thread; swiftlang/swift#35579 skips the call only where the type is known to be empty). A local copy
+            // always has a real address; its write-back goes through the value witness, which is not instrumented.
+            var draws = generator
+            defer { generator = draws }
             let contents = try form.parts.map { try Self.resolve($0) }
-            let boundary = try Self.chooseBoundary(for: form.parts, using: &generator)
+            let boundary = try Self.chooseBoundary(for: form.parts, using: &draws)
             var segments: [MultipartSegment] = []
             var pending: [UInt8] = []
             var total: Int64? = 0  // the streamed parts' lengths; in-memory segments are added at the end

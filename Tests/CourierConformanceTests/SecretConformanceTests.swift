@@ -84,19 +84,6 @@ extension Conformance {
             let requests = Mutex<[OutgoingRequest]>([])
         }
 
-        /// Runs `body` with a fresh embedded server, stopping it afterwards.
-        static func withServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
-            let server = try await TestServer.start()
-            do {
-                let result = try await body(server)
-                try await server.shutdown()
-                return result
-            } catch {
-                try? await server.shutdown()
-                throw error
-            }
-        }
-
         /// Sends a planted request to `baseURL` on `transport` and returns every string Courier produced for it.
         static func strings(
             of request: Planted,
@@ -188,7 +175,7 @@ extension Conformance {
 
         @Test("a 404 whose body echoes the query and the credentials", arguments: TransportKind.all)
         func notFoundEchoingQuery(transport: TransportKind) async throws {
-            try await Self.withServer { server in
+            try await withTestServer { server in
                 server.register("GET", "/echo-404") { request in
                     let credentials = [request.header("Authorization"), request.header("X-Tenant-Secret")]
                         .compactMap { $0 }.joined(separator: ", ")
@@ -205,7 +192,7 @@ extension Conformance {
 
         @Test("a redirect whose Location carries a secret, to a 404 that echoes it", arguments: TransportKind.all)
         func redirectCarryingSecret(transport: TransportKind) async throws {
-            try await Self.withServer { server in
+            try await withTestServer { server in
                 server.register("GET", "/hop") { _ in
                     TestServerResponse(status: 302, headers: [("Location", "/echo-404?\(Self.locationQuery)")])
                 }

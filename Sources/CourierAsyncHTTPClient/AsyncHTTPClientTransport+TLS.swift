@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Courier
 import Foundation
+import HTTPTypes
 import NIOSSL
 
 /// ``Courier/TLSOptions`` mapped onto NIOSSL's `TLSConfiguration`, one configuration per options and host.
@@ -29,12 +30,13 @@ enum TLSMapping {
         return configuration
     }
 
-    /// The per-request configuration for `options` and `host`, or `nil` for the defaults (the client's own).
-    static func configuration(for options: TLSOptions, host: String) throws -> TLSConfiguration? {
+    /// The per-request configuration for `options` and the host of `request`, or `nil` for the defaults (the
+    /// client's own: no per-call work then).
+    static func configuration(for options: TLSOptions, request: HTTPRequest) throws -> TLSConfiguration? {
         var defaults = TLSOptions.default
         defaults.httpVersions = options.httpVersions
-        guard options != defaults else { return nil }
-        let key = Key(options: options, host: TLSOptions.canonicalHost(host))
+        guard options != defaults, let origin = request.url.flatMap(Origin.init(url:)) else { return nil }
+        let key = Key(options: options, host: origin.host)
         if let cached = cache.withLock({ $0[key] }) { return try cached.get() }
         let result = Result { () throws(CourierError) in try make(options, host: key.host) }
         cache.withLock { $0[key] = result }

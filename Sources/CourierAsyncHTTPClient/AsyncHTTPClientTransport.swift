@@ -136,9 +136,8 @@ public struct AsyncHTTPClientTransport: Transport {
     public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
         var ahcRequest = try Self.makeRequest(request)
         let secure = request.head.scheme?.lowercased() == "https"
-        let endpoint = Self.endpoint(of: request.head)
-        if secure, let endpoint {
-            ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, host: endpoint.host)
+        if secure {
+            ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, request: request.head)
         }
         var client = self.client
         // HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2): allowing an older version means offering HTTP/1.1 only.
@@ -154,8 +153,10 @@ public struct AsyncHTTPClientTransport: Transport {
             // No silent resend here: a failed attempt goes to Courier's retry decision, which counts it, so the
             // trace's attempts are the requests the server saw.
             let translated = Self.translate(error, phase: .head, timeouts: timeouts)
-            if secure, let endpoint, let failure = translated as? CourierError, failure.code == .untrustedCertificate {
-                throw await TLSDiagnosis.refine(failure, host: endpoint.host, port: endpoint.port, options: context.tls)
+            if secure, let failure = translated as? CourierError, failure.code == .untrustedCertificate,
+                let origin = request.head.url.flatMap(Origin.init(url:))
+            {
+                throw await TLSDiagnosis.refine(failure, host: origin.host, port: origin.port, options: context.tls)
             }
             throw translated
         }
@@ -186,23 +187,6 @@ public struct AsyncHTTPClientTransport: Transport {
     /// `h2` or `http/1.1`, as ALPN names them.
     private static func protocolName(_ version: HTTPVersion) -> String {
         version.major >= 2 ? "h2" : "http/\(version.major).\(version.minor)"
-    }
-
-    /// The host (without brackets) and port a request connects to.
-    static func endpoint(of head: HTTPRequest) -> (host: String, port: Int)? {
-        guard let authority = head.authority else { return nil }
-        let secure = head.scheme?.lowercased() == "https"
-        var host = Substring(authority)
-        var port = secure ? 443 : 80
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-            let rest = host[host.index(after: close)...]
-            if rest.hasPrefix(":"), let value = Int(rest.dropFirst()) { port = value }
-            host = host[host.index(after: host.startIndex)..<close]
-        } else if let colon = host.lastIndex(of: ":"), let value = Int(host[host.index(after: colon)...]) {
-            port = value
-            host = host[..<colon]
-        }
-        return (String(host), port)
     }
 
     private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {

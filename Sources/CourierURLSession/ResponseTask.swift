@@ -59,7 +59,8 @@ final class ResponseTask: Sendable {
     private let limits: Limits
     private let lane: SessionLane
     private let method: HTTPRequest.Method
-    private let endpoint: (host: String, port: Int)?
+    /// The request's URL, whose origin ``ConnectProbe`` tries when the connect timeout passes.
+    private let url: URL?
     private let cancelUpload: (@Sendable () -> Void)?
     #if canImport(FoundationNetworking)
         /// This request's generation on the lane's ``DeliveryQueue``.
@@ -68,13 +69,13 @@ final class ResponseTask: Sendable {
 
     init(
         method: HTTPRequest.Method,
-        endpoint: (host: String, port: Int)?,
+        url: URL?,
         limits: Limits,
         lane: SessionLane,
         cancelUpload: (@Sendable () -> Void)?
     ) {
         self.method = method
-        self.endpoint = endpoint
+        self.url = url
         self.limits = limits
         self.lane = lane
         self.cancelUpload = cancelUpload
@@ -448,7 +449,7 @@ final class ResponseTask: Sendable {
             if !state.isConnected {
                 let connectDue = state.startedAt + limits.connectTimeout
                 if now >= connectDue {
-                    guard let endpoint else {
+                    guard let origin = url.flatMap(Origin.init(url:)) else {
                         return .fire(
                             CourierError(
                                 code: .connectTimeout,
@@ -458,7 +459,7 @@ final class ResponseTask: Sendable {
                         )
                     }
                     let probeTimeout = min(.seconds(1), max(.milliseconds(50), limits.connectTimeout / 10))
-                    return .probe(host: endpoint.host, port: endpoint.port, timeout: probeTimeout)
+                    return .probe(host: origin.host, port: origin.port, timeout: probeTimeout)
                 }
                 wake = min(wake, connectDue)
             }

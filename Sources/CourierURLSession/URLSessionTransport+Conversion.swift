@@ -76,12 +76,6 @@ extension URLSessionTransport {
         return HTTPResponse(status: HTTPResponse.Status(code: response.statusCode), headerFields: fields)
     }
 
-    /// The host and port a request connects to (for ``ConnectProbe``).
-    static func endpoint(of head: HTTPRequest) -> (host: String, port: Int)? {
-        guard let url = head.url, let host = url.host else { return nil }
-        return (host, url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))
-    }
-
     /// Reads the framing of a response; rejects conflicting or malformed `Content-Length` values, and a
     /// `Content-Length` next to a `Transfer-Encoding` (RFC 9112 §6.3: a message with both is a smuggling vector;
     /// FoundationNetworking would frame it by `Content-Length`), and codings no transport decodes

@@ -12,7 +12,7 @@ extension URLSessionTransport {
     /// ``CourierError/Code/unsupported``, naming the setting, rather than being silently ignored.
     static func checkTLS(_ options: TLSOptions, for head: HTTPRequest) throws {
         guard head.scheme?.lowercased() == "https", !options.isDefault else { return }
-        let host = endpoint(of: head)?.host ?? ""
+        let host = head.url.flatMap(Origin.init(url:))?.host ?? ""
         var settings: [String] = []
         if options.trust != .system { settings.append("custom trust roots (TLSOptions.trust)") }
         if options.pinSet(for: host) != nil { settings.append("public-key pinning (TLSOptions.pins)") }

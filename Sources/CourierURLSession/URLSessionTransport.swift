@@ -190,7 +190,7 @@ public final class URLSessionTransport: Transport {
         }
         let responseTask = ResponseTask(
             method: request.head.method,
-            endpoint: Self.endpoint(of: request.head),
+            url: urlRequest.url,
             limits: limits,
             lane: lane,
             cancelUpload: cancelUpload

@@ -11,15 +11,6 @@ extension Conformance {
     struct RedirectParityConformanceTests {
         struct Headers: Decodable, Sendable { let headers: [String: String] }
 
-        struct Call<Value: Decodable & Sendable>: Request {
-            typealias Response = Value
-            var method: HTTPRequest.Method = .get
-            var path: String
-            var query: Parameters? = nil
-            var headers: RequestHeaders = [:]
-            var body: RequestBody? = nil
-        }
-
         struct Echo: Decodable, Sendable {
             let method: String?
             let data: String?
@@ -32,7 +23,7 @@ extension Conformance {
                     let client = makeClient(transport, origin.baseURL)
                     let target = other.baseURL.appendingPathComponent("headers").absoluteString
                     let echoed = try await client.send(
-                        Call<Headers>(
+                        HTTPBinCall<Headers>(
                             path: "/redirect-to", query: ["url": target],
                             headers: ["Authorization": "Bearer secret", "Cookie": "a=b", "X-Custom": "kept"])
                     )
@@ -52,12 +43,12 @@ extension Conformance {
                 let client = makeClient(transport, server.baseURL)
                 for target in ["file:///etc/passwd", "ftp://127.0.0.1/x", "http+unix://%2Ftmp%2Fs/x"] {
                     let error = await expectCourierError {
-                        try await client.send(Call<Data>(path: "/fault/redirect", query: ["to": target]))
+                        try await client.send(HTTPBinCall<Data>(path: "/fault/redirect", query: ["to": target]))
                     }
                     #expect(error?.code == .invalidRedirect, "\(target): \(String(describing: error))")
                 }
                 let resolved = try await client.send(
-                    Call<Headers>(path: "/fault/redirect", query: ["to": "../headers"]))
+                    HTTPBinCall<Headers>(path: "/fault/redirect", query: ["to": "../headers"]))
                 #expect(!resolved.headers.isEmpty)
                 #expect(server.requestCount == 5)
             }
@@ -70,7 +61,7 @@ extension Conformance {
             try await withTestServer { server in
                 let client = makeClient(transport, server.baseURL)
                 let error = await expectCourierError {
-                    try await client.send(Call<Data>(path: "/fault/redirect-loop/a"))
+                    try await client.send(HTTPBinCall<Data>(path: "/fault/redirect-loop/a"))
                 }
                 #expect(error?.code == .redirectCycle)
                 #expect(server.requestCount == 2)
@@ -84,7 +75,7 @@ extension Conformance {
                 let client = makeClient(transport, server.baseURL)
                 for (status, method, data) in [(303, "GET", ""), (307, "POST", "payload")] {
                     let echoed = try await client.send(
-                        Call<Echo>(
+                        HTTPBinCall<Echo>(
                             method: .post, path: "/redirect-to",
                             query: ["url": "/anything", "status_code": status], body: .text("payload"))
                     )

@@ -75,11 +75,7 @@ public struct TLSOptions: Hashable, Sendable {
 
     /// Whether `host` is a loopback host: `localhost` (and `*.localhost`), `127.0.0.0/8` or `::1`.
     public static func isLoopback(_ host: String) -> Bool {
-        let host = canonicalHost(host)
-        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { octet in UInt8(octet) != nil && octet.allSatisfy(\.isASCII) }
+        CleartextPolicy.isLoopback(canonicalHost(host)[...])
     }
 }
 

@@ -87,6 +87,22 @@ extension Conformance {
         }
 
         @Test(
+            "a connected server silent past the connect timeout is an idle timeout, not a connect timeout",
+            arguments: TransportKind.all)
+        func slowServerIsNotUnreachable(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                // URLSession reports no "connected" event: without its connect probe this fired at 0.5 s.
+                let slow = Self.client(
+                    transport.makeWithTimeouts(.milliseconds(500), .milliseconds(1500)), server.baseURL)
+                let start = ContinuousClock.now
+                let error = await expectCourierError { try await slow.send(Raw(path: "/fault/never-answer")) }
+                let elapsed = ContinuousClock.now - start
+                #expect(error?.code == .idleTimeout, "\(String(describing: error))")
+                #expect(elapsed >= .milliseconds(1200), "took \(elapsed)")
+            }
+        }
+
+        @Test(
             "row 24: a server silent after the head fails with idleTimeout; a drip is ended by the deadline",
             arguments: TransportKind.all)
         func idleAfterHeadAndDrip(transport: TransportKind) async throws {

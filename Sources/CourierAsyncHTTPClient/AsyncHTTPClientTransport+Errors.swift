@@ -52,6 +52,14 @@ extension AsyncHTTPClientTransport {
                     "the body's length does not match its framing")
             case .identityCodingIncorrectlyPresent, .contentLengthMissing:
                 return fail(.malformedResponse, "the response's framing is invalid")
+            case .proxyAuthenticationRequired:
+                return fail(
+                    .proxyAuthenticationRequired,
+                    "the proxy answered 407 Proxy Authentication Required: its credentials are missing or wrong")
+            case .invalidProxyResponse:
+                return fail(.proxyFailed, "the proxy refused to open a tunnel to the server")
+            case .httpProxyHandshakeTimeout:
+                return fail(.connectTimeout, "the proxy did not open a tunnel within \(timeouts.connectText)")
             case .traceRequestWithBody:
                 return fail(.invalidBody, "a TRACE request must not have a body")
             default:

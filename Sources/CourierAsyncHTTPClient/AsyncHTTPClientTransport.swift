@@ -142,9 +142,37 @@ public struct AsyncHTTPClientTransport: Transport {
         var client = self.client
         // HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2): allowing an older version means offering HTTP/1.1 only.
         let http1Only = context.tls.httpVersions == .http1Only || context.tls.minimumVersion < .tls12
-        if http1Only, let sharedConfiguration {
-            client = SharedClients.client(for: sharedConfiguration, http1Only: true)
+        var proxy: ProxyOptions.Endpoint?
+        if !context.proxy.isDirect, let url = request.head.url {
+            proxy = try context.proxy.endpoint(for: url)
         }
+        if http1Only || proxy != nil {
+            guard let sharedConfiguration else {
+                if proxy != nil {
+                    throw CourierError(
+                        code: .unsupported,
+                        stage: .transport,
+                        message: "unsupported: a proxy (ProxyOptions) on a transport made from your own HTTPClient; "
+                            + "set HTTPClient.Configuration.proxy on that client, or use AsyncHTTPClientTransport()"
+                    )
+                }
+                return try await send(
+                    ahcRequest, on: client, request: request, context: context, secure: secure, proxied: false)
+            }
+            client = SharedClients.client(for: sharedConfiguration, http1Only: http1Only, proxy: proxy)
+        }
+        return try await send(
+            ahcRequest, on: client, request: request, context: context, secure: secure, proxied: proxy != nil)
+    }
+
+    private func send(
+        _ ahcRequest: HTTPClientRequest,
+        on client: HTTPClient,
+        request: OutgoingRequest,
+        context: TransportContext,
+        secure: Bool,
+        proxied: Bool
+    ) async throws -> TransportResponse {
         let deadline = context.deadline.map(Self.nioDeadline) ?? .distantFuture
         let response: HTTPClientResponse
         do {
@@ -153,7 +181,8 @@ public struct AsyncHTTPClientTransport: Transport {
             // No silent resend here: a failed attempt goes to Courier's retry decision, which counts it, so the
             // trace's attempts are the requests the server saw.
             let translated = Self.translate(error, phase: .head, timeouts: timeouts)
-            if secure, let failure = translated as? CourierError, failure.code == .untrustedCertificate,
+            // The diagnosis connects to the server directly, so not when a proxy stands between.
+            if secure, !proxied, let failure = translated as? CourierError, failure.code == .untrustedCertificate,
                 let origin = request.head.url.flatMap(Origin.init(url:))
             {
                 throw await TLSDiagnosis.refine(failure, host: origin.host, port: origin.port, options: context.tls)
@@ -200,16 +229,30 @@ enum SharedClients {
     private struct Key: Hashable {
         let configuration: AsyncHTTPClientTransport.Configuration
         let http1Only: Bool
+        let proxy: ProxyOptions.Endpoint?
     }
 
     private static let clients = LockedBox<[Key: HTTPClient]>([:])
 
-    static func client(for configuration: AsyncHTTPClientTransport.Configuration, http1Only: Bool) -> HTTPClient {
+    /// The client for `configuration`, HTTP/1.1 only or not, connecting through `proxy` or directly. A proxy's
+    /// connections are its client's alone, so a tunnel is never reused for a direct call or another proxy.
+    static func client(
+        for configuration: AsyncHTTPClientTransport.Configuration,
+        http1Only: Bool,
+        proxy: ProxyOptions.Endpoint? = nil
+    ) -> HTTPClient {
         clients.withLock { clients in
-            let key = Key(configuration: configuration, http1Only: http1Only)
+            let key = Key(configuration: configuration, http1Only: http1Only, proxy: proxy)
             if let client = clients[key] { return client }
             var clientConfiguration = configuration.clientConfiguration
             if http1Only { clientConfiguration.httpVersion = .http1Only }
+            if let proxy {
+                clientConfiguration.proxy = .server(
+                    host: proxy.host,
+                    port: proxy.port,
+                    authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) }
+                )
+            }
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
             clients[key] = client
             return client

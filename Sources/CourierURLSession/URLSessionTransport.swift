@@ -143,6 +143,7 @@ public final class URLSessionTransport: Transport {
     public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
         try Task.checkCancellation()
         try Self.checkTLS(context.tls, for: request.head)
+        try Self.checkProxy(context.proxy, for: request.head)
         #if canImport(FoundationNetworking)
             if request.head.method == .get, let body = request.body, body.bufferedBytes?.isEmpty != true {
                 throw CourierError(

@@ -64,6 +64,10 @@ extension Client {
         /// How HTTPS connections are secured: trust, pins, client certificate, minimum version (see
         /// ``TLSOptions``); a ``Server/tls`` replaces it for that server. Default: ``TLSOptions/default``.
         public var tls: TLSOptions = .default
+        /// Whether calls go through an HTTP proxy (see ``ProxyOptions``); a ``Server/proxy`` replaces it for that
+        /// server. Default: ``ProxyOptions/direct``: environment variables such as `HTTPS_PROXY` are followed only
+        /// when you set ``ProxyOptions/environment``.
+        public var proxy: ProxyOptions = .direct
         /// Which secrets are hidden in logs, traces, errors and cURL descriptions.
         public var redactor: Redactor
         /// The logger for one line per call. Default: disabled.

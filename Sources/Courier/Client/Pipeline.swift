@@ -115,7 +115,8 @@ struct Pipeline<R: Request>: Sendable {
                     ? configuration.redactor.scrubbing(
                         configuration.logger, secrets: configuration.redactor.secrets(of: outgoing.head))
                     : configuration.logger,
-                tls: server.tls ?? configuration.tls
+                tls: server.tls ?? configuration.tls,
+                proxy: server.proxy ?? configuration.proxy
             )
             var sent: TransportResponse
             var received: ReceivedResponse

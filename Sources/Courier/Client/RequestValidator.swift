@@ -7,7 +7,9 @@ import HTTPTypes
 /// - framing: Courier owns `Content-Length` and `Transfer-Encoding`. Whatever the adapters set is replaced by
 ///   exactly one correct `Content-Length` for a body of known length (none for an unknown length, which the
 ///   transport sends chunked), `Content-Length: 0` for a body-less POST, PUT or PATCH, and nothing for other
-///   body-less requests. A TRACE request with a body is an error (RFC 9110 §9.3.8).
+///   body-less requests. A TRACE request with a body is an error (RFC 9110 §9.3.8);
+/// - `Proxy-Authorization` is removed: it is meant for a proxy, which gets it from ``ProxyOptions``, and a header
+///   set on the request would reach the origin (in a tunnel, or with no proxy at all).
 enum RequestValidator {
     static func validate(_ request: inout OutgoingRequest, cleartextPolicy: CleartextPolicy) throws {
         let head = request.head
@@ -37,6 +39,7 @@ enum RequestValidator {
             throw invalidURL("the path contains a space, control character, non-ASCII byte or '#' after adapting")
         }
 
+        request.head.headerFields[.proxyAuthorization] = nil
         request.head.headerFields[.contentLength] = nil
         request.head.headerFields[.transferEncoding] = nil
         if let body = request.body {

@@ -15,6 +15,7 @@ extension CourierError {
             case idleTimeout, truncatedResponse
             case untrustedCertificate, hostnameMismatch, certificateExpired, pinMismatch, tlsHandshakeFailed
             case clientCertificateRejected
+            case proxyAuthenticationRequired, proxyFailed
         }
 
         private let base: Base
@@ -118,5 +119,11 @@ extension CourierError {
         public static let tlsHandshakeFailed = Code(.tlsHandshakeFailed)
         /// The server rejected the client certificate, or asked for one and none was configured.
         public static let clientCertificateRejected = Code(.clientCertificateRejected)
+        /// The HTTP proxy answered `407 Proxy Authentication Required`: credentials are missing or it refused
+        /// them (``ProxyOptions/Credentials``). Never retried.
+        public static let proxyAuthenticationRequired = Code(.proxyAuthenticationRequired)
+        /// The HTTP proxy refused to open a tunnel to the server (a status other than 2xx or 407 to `CONNECT`,
+        /// such as 403 for a port it does not allow, or 502 when it cannot reach the server). Never retried.
+        public static let proxyFailed = Code(.proxyFailed)
     }
 }

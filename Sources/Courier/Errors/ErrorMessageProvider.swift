@@ -117,7 +117,7 @@ public struct ErrorMessageProvider: Sendable {
         switch code {
         case .notConnectedToInternet: .offline
         case .connectionFailed, .transportFailed, .connectTimeout, .connectionRefused, .networkUnreachable,
-            .hostNotFound:
+            .hostNotFound, .proxyAuthenticationRequired, .proxyFailed:
             .serverUnreachable
         case .connectionReset, .truncatedResponse: .connectionLost
         case .untrustedCertificate, .hostnameMismatch, .certificateExpired, .pinMismatch, .tlsHandshakeFailed,

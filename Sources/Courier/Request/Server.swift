@@ -47,6 +47,9 @@ public struct Server: Hashable, Sendable {
     /// TLS options for this server (pins, a private CA, a client certificate), replacing the client's
     /// ``Client/Configuration/tls`` for every request sent to it, redirects included; `nil` uses the client's.
     public var tls: TLSOptions?
+    /// Proxy options for this server, replacing the client's ``Client/Configuration/proxy`` for every request sent
+    /// to it, redirects included; `nil` uses the client's.
+    public var proxy: ProxyOptions?
 
     /// Creates a server.
     ///
@@ -55,16 +58,19 @@ public struct Server: Hashable, Sendable {
     ///   - environment: The environment it serves; `.production` by default.
     ///   - headers: Header fields added to every request sent to it.
     ///   - tls: TLS options replacing the client's for this server; `nil` (the default) uses the client's.
+    ///   - proxy: Proxy options replacing the client's for this server; `nil` (the default) uses the client's.
     public init(
         baseURL: URL,
         environment: Environment = .production,
         headers: RequestHeaders = [:],
-        tls: TLSOptions? = nil
+        tls: TLSOptions? = nil,
+        proxy: ProxyOptions? = nil
     ) {
         self.baseURL = baseURL
         self.environment = environment
         self.headers = headers
         self.tls = tls
+        self.proxy = proxy
     }
 
     /// The origin of ``baseURL``.

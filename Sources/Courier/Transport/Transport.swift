@@ -36,6 +36,9 @@ public struct TransportContext: Sendable {
     /// How this call's HTTPS connections are secured (the server's ``Server/tls``, else the client's). A transport
     /// applies every setting or fails with ``CourierError/Code/unsupported`` naming the one it cannot honour.
     public var tls: TLSOptions
+    /// Whether this call goes through a proxy (the server's ``Server/proxy``, else the client's). A transport
+    /// routes the call as ``ProxyOptions/endpoint(for:)`` says or fails with ``CourierError/Code/unsupported``.
+    public var proxy: ProxyOptions
 
     /// Creates a transport context.
     public init(
@@ -43,12 +46,14 @@ public struct TransportContext: Sendable {
         maxResponseBodySize: Int = Client.Configuration.defaultMaxResponseBodySize,
         attempt: Int = 1,
         logger: Logger = Client.Configuration.disabledLogger,
-        tls: TLSOptions = .default
+        tls: TLSOptions = .default,
+        proxy: ProxyOptions = .direct
     ) {
         self.deadline = deadline
         self.maxResponseBodySize = maxResponseBodySize
         self.attempt = attempt
         self.logger = logger
         self.tls = tls
+        self.proxy = proxy
     }
 }

@@ -38,6 +38,13 @@ struct TransportKind: Sendable, CustomTestStringConvertible, Hashable {
     /// A declared gap is not skipped: ``withCapability(_:on:_:)`` asserts that the transport refuses with
     /// ``CourierError/Code/unsupported`` and prints the result.
     func unsupportedReason(_ capability: Capability) -> String? {
+        if self == .urlSession, capability == .proxy {
+            #if canImport(FoundationNetworking)
+                return "FoundationNetworking on Linux has no proxy setting (libcurl follows only the environment)"
+            #else
+                return "URLSessionTransport does not map a proxy onto the session on Apple platforms yet"
+            #endif
+        }
         #if canImport(FoundationNetworking)
             if self == .urlSession, capability == .getWithBody {
                 return "FoundationNetworking refuses to send a GET with a body"
@@ -72,6 +79,9 @@ struct Capability: Hashable, Sendable, CustomStringConvertible {
     static let minimumTLSVersion = Capability(name: "a minimum TLS version")
     /// Choosing the HTTP versions offered by ALPN (``TLSOptions/httpVersions``).
     static let httpVersionChoice = Capability(name: "a choice of HTTP versions")
+    /// A proxy chosen by Courier (``ProxyOptions/http(host:port:credentials:bypass:)``, or an environment other
+    /// than the process's).
+    static let proxy = Capability(name: "a proxy")
     /// Skipping certificate checks for loopback hosts (``TLSOptions/allowsInsecureLoopback``).
     static let insecureLoopback = Capability(name: "insecure loopback TLS")
 

@@ -1,0 +1,261 @@
+public import Foundation
+
+/// Whether a client reaches servers directly or through an HTTP proxy, and which one.
+///
+/// One value means the same on every transport. Set it for a whole client (``Client/Configuration/proxy``) and
+/// override it for one server or environment (``Server/proxy``). The default is ``direct``: Courier never follows
+/// `HTTP_PROXY`-style environment variables unless you ask for them with ``environment``.
+///
+/// ```swift
+/// let client = Client(server: production, transport: AsyncHTTPClientTransport()) {
+///     $0.proxy = .http(host: "proxy.corp.example", port: 3128,
+///                      credentials: .init(username: "svc-api", password: secret), bypass: ["localhost", ".corp.example"])
+/// }
+/// ```
+///
+/// Every request, `http` and `https` alike, goes through the proxy in a tunnel (`CONNECT`), so the proxy sees
+/// only the host and port, and the credentials travel only to the proxy in `Proxy-Authorization`, never to the
+/// origin (Courier also drops a `Proxy-Authorization` header set on a request). A proxy that refuses the
+/// credentials fails the call with ``CourierError/Code/proxyAuthenticationRequired``; one that refuses the tunnel
+/// with ``CourierError/Code/proxyFailed``. Neither is retried.
+///
+/// A transport that cannot route a call the way these options say fails it with
+/// ``CourierError/Code/unsupported`` naming the reason; it never sends the call another way.
+public struct ProxyOptions: Hashable, Sendable {
+    enum Storage: Hashable, Sendable {
+        case direct
+        case server(Endpoint, bypass: [String])
+        case environment(EnvironmentVariables)
+    }
+
+    let storage: Storage
+
+    /// No proxy: every call connects to its server directly, whatever the environment says.
+    public static let direct = ProxyOptions(storage: .direct)
+
+    /// Every call goes through the HTTP proxy at `host`:`port`, except calls to hosts `bypass` matches.
+    ///
+    /// - Parameters:
+    ///   - host: The proxy's host name or address.
+    ///   - port: The proxy's port.
+    ///   - credentials: Basic credentials sent to the proxy (`Proxy-Authorization`), never to an origin.
+    ///   - bypass: Hosts reached directly, in `NO_PROXY` syntax: `example.com` matches it and its subdomains,
+    ///     `.example.com` the same, an IPv4 address or CIDR block (`10.0.0.0/8`) matches addresses, `*` matches
+    ///     every host. A `:port` suffix is ignored.
+    public static func http(
+        host: String,
+        port: Int,
+        credentials: Credentials? = nil,
+        bypass: [String] = []
+    ) -> ProxyOptions {
+        ProxyOptions(storage: .server(Endpoint(host: host, port: port, credentials: credentials), bypass: bypass))
+    }
+
+    /// The proxies the process's environment names, read now, with curl's rules.
+    ///
+    /// `http` calls use `http_proxy` (lowercase only: a CGI server sets `HTTP_PROXY` from a request header);
+    /// `https` calls use `https_proxy` or `HTTPS_PROXY`; both fall back to `all_proxy` or `ALL_PROXY`. Hosts that
+    /// `no_proxy` or `NO_PROXY` match are reached directly (the syntax of ``http(host:port:credentials:bypass:)``'s
+    /// `bypass`). A value is `host:port` or `http://[user:password@]host[:port]` (port 1080 when omitted, as in
+    /// curl); an `https://` or `socks` proxy fails the call with ``CourierError/Code/unsupported``.
+    public static var environment: ProxyOptions { environment(ProcessInfo.processInfo.environment) }
+
+    /// The proxies `variables` name, with the rules of ``environment``: for tests, or an environment of your own.
+    public static func environment(_ variables: [String: String]) -> ProxyOptions {
+        ProxyOptions(storage: .environment(EnvironmentVariables(variables)))
+    }
+
+    /// Whether these options never route a call through a proxy.
+    public var isDirect: Bool {
+        switch storage {
+        case .direct: true
+        case .server: false
+        case .environment(let variables): variables.isEmpty
+        }
+    }
+
+    /// The proxy a call to `url` goes through, or `nil` when it connects directly.
+    ///
+    /// - Throws: ``CourierError`` with ``CourierError/Code/unsupported`` when the environment names a proxy no
+    ///   transport can use (`https://`, `socks5://`), or ``CourierError/Code/invalidURL`` when its value is not a
+    ///   proxy address: a call never silently goes direct because its proxy could not be read.
+    public func endpoint(for url: URL) throws(CourierError) -> Endpoint? {
+        guard let host = url.host, !host.isEmpty else { return nil }
+        switch storage {
+        case .direct:
+            return nil
+        case .server(let endpoint, let bypass):
+            return Bypass(bypass).matches(host) ? nil : endpoint
+        case .environment(let variables):
+            return try variables.endpoint(scheme: url.scheme?.lowercased() ?? "", host: host)
+        }
+    }
+}
+
+extension ProxyOptions {
+    /// A proxy's address and credentials.
+    public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
+        /// The proxy's host name or address.
+        public var host: String
+        /// The proxy's port.
+        public var port: Int
+        /// The Basic credentials sent to the proxy, if any.
+        public var credentials: Credentials?
+
+        /// Creates an endpoint.
+        public init(host: String, port: Int, credentials: Credentials? = nil) {
+            self.host = host
+            self.port = port
+            self.credentials = credentials
+        }
+
+        /// `proxy.example:3128`, with `user:•••@` in front when there are credentials (never the password).
+        public var description: String {
+            let user = credentials.map { "\($0.username):•••@" } ?? ""
+            return "\(user)\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        }
+    }
+
+    /// The user name and password for a proxy's Basic authentication (RFC 9110 §11.7.1).
+    public struct Credentials: Hashable, Sendable, CustomStringConvertible {
+        /// The user name.
+        public var username: String
+        /// The password.
+        public var password: String
+
+        /// Creates credentials.
+        public init(username: String, password: String) {
+            self.username = username
+            self.password = password
+        }
+
+        /// The user name; the password is never printed.
+        public var description: String { "\(username):•••" }
+
+        /// The `Proxy-Authorization` value: `Basic` and the base64 of `username:password`.
+        public var basicAuthorization: String {
+            "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()
+        }
+    }
+}
+
+extension ProxyOptions {
+    /// The proxy variables of an environment, as curl reads them.
+    struct EnvironmentVariables: Hashable, Sendable {
+        let http: String?
+        let https: String?
+        let all: String?
+        let noProxy: String?
+
+        init(_ variables: [String: String]) {
+            func value(_ names: String...) -> String? {
+                for name in names {
+                    if let value = variables[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty {
+                        return value
+                    }
+                }
+                return nil
+            }
+            http = value("http_proxy")
+            https = value("https_proxy", "HTTPS_PROXY")
+            all = value("all_proxy", "ALL_PROXY")
+            noProxy = value("no_proxy", "NO_PROXY")
+        }
+
+        var isEmpty: Bool { http == nil && https == nil && all == nil }
+
+        func endpoint(scheme: String, host: String) throws(CourierError) -> Endpoint? {
+            let name: String
+            let value: String
+            switch (scheme, http, https, all) {
+            case ("http", let http?, _, _): (name, value) = ("http_proxy", http)
+            case ("https", _, let https?, _): (name, value) = ("https_proxy", https)
+            case (_, _, _, let all?): (name, value) = ("all_proxy", all)
+            default: return nil
+            }
+            if let noProxy, Bypass(noProxy.split(separator: ",").map(String.init)).matches(host) { return nil }
+            return try Self.parse(value, variable: name)
+        }
+
+        /// Reads `host:port` or `http://[user:password@]host[:port][/]`.
+        static func parse(_ value: String, variable: String) throws(CourierError) -> Endpoint {
+            let text = value.contains("://") ? value : "http://" + value
+            guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty else {
+                throw CourierError(
+                    code: .invalidURL,
+                    stage: .transport,
+                    message: "invalid URL: the proxy in \(variable) is not a host:port or http:// URL"
+                )
+            }
+            let scheme = components.scheme?.lowercased() ?? "http"
+            guard scheme == "http" else {
+                throw CourierError(
+                    code: .unsupported,
+                    stage: .transport,
+                    message: "unsupported: \(variable) names a \(scheme):// proxy; only http:// proxies are supported"
+                )
+            }
+            let credentials = components.percentEncodedUser.map { user in
+                Credentials(
+                    username: user.removingPercentEncoding ?? user,
+                    password: components.percentEncodedPassword.map { $0.removingPercentEncoding ?? $0 } ?? ""
+                )
+            }
+            return Endpoint(host: host, port: components.port ?? 1080, credentials: credentials)
+        }
+    }
+
+    /// A `NO_PROXY`-style list of hosts reached directly.
+    struct Bypass {
+        private var matchesAll = false
+        private var names: [String] = []
+        private var blocks: [(address: UInt32, prefix: Int)] = []
+
+        init(_ entries: [String]) {
+            for entry in entries {
+                var entry = entry.trimmingCharacters(in: .whitespaces)
+                if entry == "*" {
+                    matchesAll = true
+                    continue
+                }
+                if let slash = entry.firstIndex(of: "/"), let address = Self.ipv4(entry[..<slash]),
+                    let prefix = Int(entry[entry.index(after: slash)...]), (0...32).contains(prefix)
+                {
+                    blocks.append((address, prefix))
+                    continue
+                }
+                // `host:port` and `[v6]:port`: the port is ignored.
+                if entry.hasPrefix("["), let close = entry.firstIndex(of: "]") {
+                    entry = String(entry[...close])
+                } else if entry.filter({ $0 == ":" }).count == 1, let colon = entry.firstIndex(of: ":") {
+                    entry = String(entry[..<colon])
+                }
+                while entry.hasPrefix(".") { entry.removeFirst() }
+                let name = HostName.canonical(entry)
+                if !name.isEmpty { names.append(name) }
+            }
+        }
+
+        func matches(_ host: String) -> Bool {
+            if matchesAll { return true }
+            let host = HostName.canonical(host)
+            if let address = Self.ipv4(host[...]) {
+                for block in blocks where block.prefix == 0 || (address ^ block.address) >> (32 - block.prefix) == 0 {
+                    return true
+                }
+            }
+            return names.contains { host == $0 || host.hasSuffix("." + $0) }
+        }
+
+        private static func ipv4(_ text: Substring) -> UInt32? {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 4 else { return nil }
+            var value: UInt32 = 0
+            for part in parts {
+                guard let byte = UInt8(part) else { return nil }
+                value = value << 8 | UInt32(byte)
+            }
+            return value
+        }
+    }
+}

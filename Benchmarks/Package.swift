@@ -3,8 +3,8 @@ import PackageDescription
 
 /// Courier's benchmarks: a separate package so the library's users never build them.
 ///
-/// - `courier-loopback`: throughput and latency against the raw transports and swift-openapi-runtime, the scale
-///   test and auth under load.
+/// - `courier-loopback`: throughput and latency against the raw transports and swift-openapi-runtime (over plain
+///   HTTP, and with `--protocols` HTTPS and HTTP/2), the scale test and auth under load.
 /// - `courier-download`: 1 GiB streamed download and upload through Courier and raw AsyncHTTPClient.
 /// - `courier-cache`: cache hit and 304 revalidation latency against a round trip.
 /// - `CourierMicro` (under `Benchmarks/`): package-benchmark micro benchmarks (`swift package benchmark`).
@@ -16,6 +16,7 @@ let package = Package(
         .package(name: "Courier", path: ".."),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -56,6 +57,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],

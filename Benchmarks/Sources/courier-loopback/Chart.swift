@@ -9,11 +9,13 @@ enum Chart {
     /// The SVG text for `results`.
     static func svg(_ results: [CellResult], options: Options) -> String {
         var groups: [(label: String, values: [(kind: ClientKind, value: Double)])] = []
+        // One protocol only: plain HTTP when measured (the other protocols are in the report's tables).
+        let wire = options.protocols.contains(.http) ? .http : options.protocols.first ?? .http
         for concurrency in options.concurrencies {
             for decode in [false, true] {
                 let values = options.clients.map { kind in
                     let cells = results.filter {
-                        $0.kind == kind && $0.concurrency == concurrency && $0.decode == decode
+                        $0.wire == wire && $0.kind == kind && $0.concurrency == concurrency && $0.decode == decode
                     }
                     return (kind: kind, value: Report.median(cells.map(\.requestsPerSecond)))
                 }
@@ -70,7 +72,7 @@ enum Chart {
         }
         parts.append(
             ##"<text x="\##(left)" y="\##(height - 16)" fill="#57606a">"##
-                + "Loopback, embedded server; medians over \(options.rounds) interleaved rounds of "
+                + "Loopback\(Report.showsProtocol(options) ? " (\(wire.rawValue) only)" : ""), embedded server; medians over \(options.rounds) interleaved rounds of "
                 + "\(options.seconds) s; AHC pool \(options.connections) connections.</text>")
         parts.append("</svg>")
         return parts.joined(separator: "\n") + "\n"

@@ -108,29 +108,37 @@ struct CourierLoopbackClient: LoopbackClient {
 
 /// AsyncHTTPClient used directly, configured as ``CourierAsyncHTTPClient/AsyncHTTPClientTransport`` configures
 /// its own `HTTPClient` (pool size, idle timeout, redirects off, decompression limited to a ratio of 100).
+///
+/// Over TLS the client's own `tlsConfiguration` trusts the endpoint's root alone (TLS 1.2 or later, as the
+/// transport's), and `httpVersion` is `.http1Only` for ``WireProtocol/https``, `.automatic` for ``WireProtocol/h2``.
 struct RawAHCLoopbackClient: LoopbackClient {
     let http: HTTPClient
     let url: String
     let decoder = JSONDecoder()
 
-    init(url: URL, connections: Int) {
-        self.http = Self.makeHTTPClient(connections: connections)
+    init(url: URL, connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil) {
+        self.http = Self.makeHTTPClient(connections: connections, tls: tls)
         self.url = url.absoluteString
     }
 
-    /// An `HTTPClient` with the transport's settings and `connections` connections per host.
-    static func makeHTTPClient(connections: Int) -> HTTPClient {
+    /// An `HTTPClient` with the transport's settings, `connections` connections per host and, for a TLS endpoint,
+    /// its trust and HTTP version.
+    static func makeHTTPClient(connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil) -> HTTPClient {
         var pool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: connections
         )
         pool.retryConnectionEstablishment = true
-        let configuration = HTTPClient.Configuration(
+        var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: nil),
             connectionPool: pool,
             decompression: .enabled(limit: .ratio(100))
         )
+        if let tls {
+            configuration.tlsConfiguration = tls.configuration
+            configuration.httpVersion = tls.httpVersion
+        }
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -178,26 +186,34 @@ struct RawURLSessionLoopbackClient: LoopbackClient {
     }
 }
 
-/// Creates the client of `kind` for the server at `baseURL`.
+/// Creates the client of `kind` for `endpoint`.
 ///
 /// - Parameters:
-///   - kind: Which client.
-///   - baseURL: The server; requests go to `/tiny` under it.
+///   - kind: Which client; over TLS only the AsyncHTTPClient ones (see ``WireProtocol/supports(_:)``).
+///   - endpoint: The server; requests go to `/tiny` under its base URL, trusting its root over TLS.
 ///   - connections: Connections per host for the AsyncHTTPClient clients.
 /// - Returns: A client ready to send.
-func makeClient(_ kind: ClientKind, baseURL: URL, connections: Int) -> any LoopbackClient {
+/// - Throws: ``ClientTLSError`` when the endpoint's root does not parse, or `kind` cannot speak its protocol.
+func makeClient(_ kind: ClientKind, endpoint: ServerHost.Endpoint, connections: Int) throws -> any LoopbackClient {
+    let baseURL = endpoint.baseURL
     let tinyURL = baseURL.appendingPathComponent("tiny")
+    guard endpoint.wire.supports(kind) else { throw ClientTLSError.unsupported(kind, endpoint.wire) }
     switch kind {
     case .courierAHC:
         let transport = AsyncHTTPClientTransport(configuration: .init(maxConnectionsPerHost: connections))
-        return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: transport))
+        var configuration = Client.Configuration()
+        if let options = try endpoint.courierTLSOptions() {
+            configuration.tls = options
+        }
+        return CourierLoopbackClient(
+            client: Client(server: Server(baseURL: baseURL), transport: transport, configuration: configuration))
     case .rawAHC:
-        return RawAHCLoopbackClient(url: tinyURL, connections: connections)
+        return RawAHCLoopbackClient(url: tinyURL, connections: connections, tls: try endpoint.clientTLS())
     case .courierURLSession:
         return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: URLSessionTransport()))
     case .rawURLSession:
         return RawURLSessionLoopbackClient(url: tinyURL)
     case .openapiAHC:
-        return OpenAPILoopbackClient(baseURL: baseURL, connections: connections)
+        return OpenAPILoopbackClient(baseURL: baseURL, connections: connections, tls: try endpoint.clientTLS())
     }
 }

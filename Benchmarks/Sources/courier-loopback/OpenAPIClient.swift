@@ -50,8 +50,8 @@ struct OpenAPILoopbackClient: LoopbackClient {
     let http: HTTPClient
     let client: UniversalClient
 
-    init(baseURL: URL, connections: Int) {
-        let http = RawAHCLoopbackClient.makeHTTPClient(connections: connections)
+    init(baseURL: URL, connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil) {
+        let http = RawAHCLoopbackClient.makeHTTPClient(connections: connections, tls: tls)
         self.http = http
         self.client = UniversalClient(
             serverURL: baseURL,

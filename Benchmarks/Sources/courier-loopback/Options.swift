@@ -27,6 +27,8 @@ struct Options: Sendable {
     var clients: [ClientKind] = ClientKind.allCases
     /// Where the server runs.
     var server: ServerMode = .inProcess
+    /// The protocols measured, interleaved in each round: plain HTTP only by default.
+    var protocols: [WireProtocol] = [.http]
     /// Connections per host for both AsyncHTTPClient clients.
     var connections: Int = 64
     /// When set, run the scale test with this many requests in flight instead of the matrix.
@@ -53,6 +55,9 @@ struct Options: Sendable {
           --concurrency A,B   concurrency levels (default 1,64)
           --clients LIST      any of courier-ahc,raw-ahc,courier-urlsession,raw-urlsession,openapi-ahc
                               (default all)
+          --protocols LIST    any of http,https,h2 (default http): plain HTTP/1.1, HTTP/1.1 over TLS, HTTP/2
+                              over TLS (ALPN), each against its own embedded server, interleaved in each round;
+                              the URLSession clients are measured over http only (no custom CA on Linux)
           --connections N     connections per host for both AsyncHTTPClient clients (default 64)
           --server-process    run the embedded server in a child process, so client CPU excludes it
           --url URL           use an external server; it must answer GET /tiny (see --serve)
@@ -62,7 +67,8 @@ struct Options: Sendable {
           --auth-load N       instead of the matrix: N concurrent requests that all get a 401 once (one token
                               refresh, each replayed once) vs N with a valid token, per round
           --svg PATH          also write a bar chart of the matrix's median req/s per client to PATH
-          --serve             only run the embedded server (with /tiny) and print its URL
+          --serve             only run the embedded server (with /tiny) and print its URL; with --protocols,
+                              also the TLS servers' URLs and their root certificate
           --port P            the port for --serve (default: any free port)
         """
 
@@ -103,6 +109,13 @@ struct Options: Sendable {
                 let kinds = names.compactMap(ClientKind.init(rawValue:))
                 guard !kinds.isEmpty, kinds.count == names.count else { throw OptionsError.invalidValue(option) }
                 clients = kinds
+            case "--protocols":
+                let names = try value().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                let kinds = names.compactMap(WireProtocol.init(rawValue:))
+                guard !kinds.isEmpty, kinds.count == names.count, Set(kinds).count == kinds.count else {
+                    throw OptionsError.invalidValue(option)
+                }
+                protocols = kinds
             case "--url":
                 let text = try value()
                 guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil

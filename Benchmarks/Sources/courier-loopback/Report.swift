@@ -11,6 +11,9 @@ enum Report {
             "machine: \(info.activeProcessorCount) cores, \(info.operatingSystemVersionString)",
             "server: \(host.baseURL.absoluteString)/tiny (\(TinyPayload.json.utf8.count)-byte JSON body)",
         ]
+        if options.protocols.contains(where: \.isSecure) {
+            lines += protocolLines(options, host: host)
+        }
         switch options.server {
         case .inProcess:
             lines.append(
@@ -36,39 +39,51 @@ enum Report {
     }
 
     /// One progress line for a finished cell.
-    static func progress(_ result: CellResult, rounds: Int) -> String {
-        "round \(result.round)/\(rounds) c=\(result.concurrency) \(result.decode ? "decode" : "no-decode") "
+    static func progress(_ result: CellResult, options: Options) -> String {
+        let wire = showsProtocol(options) ? "\(result.wire.rawValue) " : ""
+        return "round \(result.round)/\(options.rounds) \(wire)c=\(result.concurrency) "
+            + "\(result.decode ? "decode" : "no-decode") "
             + "\(result.kind.rawValue): \(grouped(result.requestsPerSecond)) req/s, "
             + "\(fixed(result.cpuPerRequest, 1)) µs CPU/req, \(result.errors) errors"
     }
 
-    /// The table of medians over rounds, then the ratios.
+    /// Whether the tables need a protocol column: anything but plain HTTP alone was measured.
+    static func showsProtocol(_ options: Options) -> Bool {
+        options.protocols != [.http]
+    }
+
+    /// The table of medians over rounds, then the ratios (and, over several protocols, Courier on AHC against raw
+    /// AHC per protocol).
     static func matrix(_ results: [CellResult], options: Options) -> String {
         let measuresServer = results.contains { $0.serverCPUPerRequest != nil }
+        let protocolColumn = showsProtocol(options)
         var table = [
-            ["client", "conc", "decode", "req/s", "p50 µs", "p99 µs", "CPU µs/req"]
+            (protocolColumn ? ["proto"] : []) + ["client", "conc", "decode", "req/s", "p50 µs", "p99 µs", "CPU µs/req"]
                 + (measuresServer ? ["server µs/req"] : []) + ["peak RSS MiB", "errors"]
         ]
         var firstErrors: [String] = []
-        for concurrency in options.concurrencies {
-            for decode in [false, true] {
-                for kind in options.clients {
-                    let cells = results.filter {
-                        $0.kind == kind && $0.concurrency == concurrency && $0.decode == decode
+        for wire in options.protocols {
+            for concurrency in options.concurrencies {
+                for decode in [false, true] {
+                    for kind in options.clients {
+                        let cells = results.filter {
+                            $0.wire == wire && $0.kind == kind && $0.concurrency == concurrency && $0.decode == decode
+                        }
+                        guard !cells.isEmpty else { continue }
+                        let server = cells.compactMap(\.serverCPUPerRequest)
+                        table.append(
+                            (protocolColumn ? [wire.rawValue] : []) + [
+                                kind.rawValue, "\(concurrency)", decode ? "JSON" : "none",
+                                grouped(median(cells.map(\.requestsPerSecond))),
+                                fixed(median(cells.map(\.p50)), 0), fixed(median(cells.map(\.p99)), 0),
+                                fixed(median(cells.map(\.cpuPerRequest)), 1),
+                            ] + (measuresServer ? [fixed(median(server), 1)] : []) + [
+                                fixed(Double(cells.map(\.peakRSSKiB).max() ?? 0) / 1024, 1),
+                                "\(cells.map(\.errors).reduce(0, +))",
+                            ])
+                        let label = protocolColumn ? "\(wire.rawValue) \(kind.rawValue)" : kind.rawValue
+                        firstErrors += cells.compactMap { $0.firstError.map { "\(label): \($0)" } }.prefix(1)
                     }
-                    guard !cells.isEmpty else { continue }
-                    let server = cells.compactMap(\.serverCPUPerRequest)
-                    table.append(
-                        [
-                            kind.rawValue, "\(concurrency)", decode ? "JSON" : "none",
-                            grouped(median(cells.map(\.requestsPerSecond))),
-                            fixed(median(cells.map(\.p50)), 0), fixed(median(cells.map(\.p99)), 0),
-                            fixed(median(cells.map(\.cpuPerRequest)), 1),
-                        ] + (measuresServer ? [fixed(median(server), 1)] : []) + [
-                            fixed(Double(cells.map(\.peakRSSKiB).max() ?? 0) / 1024, 1),
-                            "\(cells.map(\.errors).reduce(0, +))",
-                        ])
-                    firstErrors += cells.compactMap { $0.firstError.map { "\(kind.rawValue): \($0)" } }.prefix(1)
                 }
             }
         }
@@ -77,6 +92,11 @@ enum Report {
             "\n\n## Ratios (client / raw transport, median of the per-round pairs; "
             + "throughput ≥ 1 and CPU ≤ 1 is better)\n"
         text += render(ratios(results, options: options))
+        if protocolColumn, options.clients.contains(.courierAHC), options.clients.contains(.rawAHC) {
+            text += "\n\n## Courier on AsyncHTTPClient vs raw AsyncHTTPClient, per protocol\n"
+            text += "Medians over rounds; the ratios are medians of the per-round pairs (same round, same protocol).\n"
+            text += render(protocolComparison(results, options: options))
+        }
         if !firstErrors.isEmpty {
             text += "\n\nfirst errors:\n" + firstErrors.map { "  " + $0 }.joined(separator: "\n")
         }
@@ -84,39 +104,66 @@ enum Report {
     }
 
     /// Each client / its raw transport (Courier-AHC, OpenAPI-AHC and Courier-URLSession), then Courier-AHC /
-    /// OpenAPI-AHC, cell by cell, round by round.
+    /// OpenAPI-AHC, cell by cell, round by round, per protocol.
     private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
-        var table = [["pair", "conc", "decode", "req/s ratio", "CPU/req ratio", "CPU µs/req over raw"]]
+        let protocolColumn = showsProtocol(options)
+        var table = [
+            (protocolColumn ? ["proto"] : [])
+                + ["pair", "conc", "decode", "req/s ratio", "CPU/req ratio", "CPU µs/req over raw"]
+        ]
         let pairs =
             options.clients.compactMap { kind in kind.baseline.map { (kind, $0) } }
             + [(ClientKind.courierAHC, ClientKind.openapiAHC)]
-        for (kind, baseline) in pairs {
-            guard options.clients.contains(kind), options.clients.contains(baseline) else { continue }
-            for concurrency in options.concurrencies {
-                for decode in [false, true] {
-                    var throughput: [Double] = []
-                    var cpu: [Double] = []
-                    var extra: [Double] = []
-                    for round in 1...options.rounds {
-                        let pick = { (kind: ClientKind) in
-                            results.first {
-                                $0.kind == kind && $0.concurrency == concurrency && $0.decode == decode
-                                    && $0.round == round
-                            }
-                        }
-                        guard let courier = pick(kind), let raw = pick(baseline) else { continue }
-                        throughput.append(courier.requestsPerSecond / raw.requestsPerSecond)
-                        cpu.append(courier.cpuPerRequest / raw.cpuPerRequest)
-                        extra.append(courier.cpuPerRequest - raw.cpuPerRequest)
+        for wire in options.protocols {
+            for (kind, baseline) in pairs {
+                guard options.clients.contains(kind), options.clients.contains(baseline),
+                    wire.supports(kind), wire.supports(baseline)
+                else { continue }
+                for concurrency in options.concurrencies {
+                    for decode in [false, true] {
+                        let paired = pairedRatios(
+                            results, wire: wire, kind: kind, baseline: baseline, concurrency: concurrency,
+                            decode: decode, rounds: options.rounds)
+                        table.append(
+                            (protocolColumn ? [wire.rawValue] : []) + [
+                                "\(kind.rawValue) / \(baseline.rawValue)", "\(concurrency)", decode ? "JSON" : "none",
+                                fixed(median(paired.throughput), 3), fixed(median(paired.cpu), 3),
+                                fixed(median(paired.extraCPU), 1),
+                            ])
                     }
-                    table.append([
-                        "\(kind.rawValue) / \(baseline.rawValue)", "\(concurrency)", decode ? "JSON" : "none",
-                        fixed(median(throughput), 3), fixed(median(cpu), 3), fixed(median(extra), 1),
-                    ])
                 }
             }
         }
         return table
+    }
+
+    /// `kind` against `baseline` in each round where both measured the cell: req/s ratio, CPU per request ratio,
+    /// and the extra CPU µs per request.
+    static func pairedRatios(
+        _ results: [CellResult],
+        wire: WireProtocol,
+        kind: ClientKind,
+        baseline: ClientKind,
+        concurrency: Int,
+        decode: Bool,
+        rounds: Int
+    ) -> (throughput: [Double], cpu: [Double], extraCPU: [Double]) {
+        var throughput: [Double] = []
+        var cpu: [Double] = []
+        var extra: [Double] = []
+        for round in 1...max(rounds, 1) {
+            let pick = { (kind: ClientKind) in
+                results.first {
+                    $0.wire == wire && $0.kind == kind && $0.concurrency == concurrency && $0.decode == decode
+                        && $0.round == round
+                }
+            }
+            guard let client = pick(kind), let raw = pick(baseline) else { continue }
+            throughput.append(client.requestsPerSecond / raw.requestsPerSecond)
+            cpu.append(client.cpuPerRequest / raw.cpuPerRequest)
+            extra.append(client.cpuPerRequest - raw.cpuPerRequest)
+        }
+        return (throughput, cpu, extra)
     }
 
     /// The scale test's result.
@@ -192,7 +239,7 @@ enum Report {
     }
 
     /// A Markdown table with padded columns.
-    private static func render(_ rows: [[String]]) -> String {
+    static func render(_ rows: [[String]]) -> String {
         let widths = (0..<(rows.first?.count ?? 0)).map { column in
             rows.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
         }

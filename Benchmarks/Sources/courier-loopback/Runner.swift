@@ -2,8 +2,9 @@ import Courier
 import CourierAsyncHTTPClient
 import Foundation
 
-/// What one cell (one client × concurrency × decode, in one round) measured.
+/// What one cell (one protocol × client × concurrency × decode, in one round) measured.
 struct CellResult: Sendable {
+    let wire: WireProtocol
     let kind: ClientKind
     let concurrency: Int
     let decode: Bool
@@ -41,39 +42,58 @@ private struct Samples: Sendable {
     }
 }
 
-/// Runs the interleaved matrix: every round visits every cell, and within a cell every client in turn.
+/// Runs the interleaved matrix: every round visits every protocol and cell, and within a cell every client in turn.
 ///
-/// The client order rotates from round to round, so no client always runs first (cold) or last.
+/// The protocol order and the client order rotate from round to round, so none always runs first (cold) or last.
+/// A client that cannot speak a protocol (see ``WireProtocol/supports(_:)``) is left out of that protocol's cells.
 ///
 /// - Parameters:
-///   - options: Durations, rounds, concurrencies and clients.
-///   - host: The server; when it runs in a child process its CPU is measured too.
+///   - options: Durations, rounds, protocols, concurrencies and clients.
+///   - host: The servers; when they run in a child process its CPU is measured too.
 ///   - progress: Called after each cell (the tool prints a line to stderr).
-/// - Returns: One result per client, cell and round.
+/// - Returns: One result per protocol, client, cell and round.
+/// - Throws: ``ServerHostError/missingEndpoint(_:)`` when no server speaks a protocol, ``ClientTLSError`` when a
+///   client cannot be made for a server.
 func runMatrix(
     _ options: Options,
     host: ServerHost,
     progress: (CellResult) -> Void
-) async -> [CellResult] {
-    let clients = options.clients.map {
-        (kind: $0, client: makeClient($0, baseURL: host.baseURL, connections: options.connections))
+) async throws -> [CellResult] {
+    var lanes: [WireProtocol: [(kind: ClientKind, client: any LoopbackClient)]] = [:]
+    do {
+        for wire in options.protocols {
+            guard let endpoint = host.endpoints[wire] else { throw ServerHostError.missingEndpoint(wire) }
+            for kind in options.clients where wire.supports(kind) {
+                let client = try makeClient(kind, endpoint: endpoint, connections: options.connections)
+                lanes[wire, default: []].append((kind, client))
+            }
+        }
+    } catch {
+        for (_, client) in lanes.values.joined() {
+            await client.shutdown()
+        }
+        throw error
     }
     var results: [CellResult] = []
     for round in 1...options.rounds {
-        for concurrency in options.concurrencies {
-            for decode in [false, true] {
-                for index in clients.indices {
-                    let (kind, client) = clients[(index + round - 1) % clients.count]
-                    let result = await runCell(
-                        client, kind: kind, concurrency: concurrency, decode: decode, round: round,
-                        options: options, serverPID: host.childPID)
-                    progress(result)
-                    results.append(result)
+        for protocolIndex in options.protocols.indices {
+            let wire = options.protocols[(protocolIndex + round - 1) % options.protocols.count]
+            let clients = lanes[wire] ?? []
+            for concurrency in options.concurrencies {
+                for decode in [false, true] {
+                    for index in clients.indices {
+                        let (kind, client) = clients[(index + round - 1) % clients.count]
+                        let result = await runCell(
+                            client, wire: wire, kind: kind, concurrency: concurrency, decode: decode, round: round,
+                            options: options, serverPID: host.childPID)
+                        progress(result)
+                        results.append(result)
+                    }
                 }
             }
         }
     }
-    for (_, client) in clients {
+    for (_, client) in lanes.values.joined() {
         await client.shutdown()
     }
     return results
@@ -82,6 +102,7 @@ func runMatrix(
 /// Warms the client up, then drives it at `concurrency` for `options.seconds` and measures.
 private func runCell(
     _ client: any LoopbackClient,
+    wire: WireProtocol,
     kind: ClientKind,
     concurrency: Int,
     decode: Bool,
@@ -110,7 +131,7 @@ private func runCell(
         serverCPU = perRequest(after - before)
     }
     return CellResult(
-        kind: kind, concurrency: concurrency, decode: decode, round: round,
+        wire: wire, kind: kind, concurrency: concurrency, decode: decode, round: round,
         requests: count, errors: samples.errors, firstError: samples.firstError,
         requestsPerSecond: Double(count) / elapsed,
         p50: percentile(samples.latencies, 0.50), p99: percentile(samples.latencies, 0.99),

@@ -5,85 +5,72 @@ import Foundation
 ///
 /// Only a child-process server lets client CPU be told apart from server CPU: in this process the server shares
 /// NIO's event loops and Swift's cooperative threads with the clients.
+///
+/// The embedded servers: one plain HTTP server, always, and one TLS server per TLS protocol asked for (see
+/// ``WireProtocol``), all presenting certificates from one authority made at start.
 final class ServerHost {
-    /// The server's base URL; the clients request `/tiny` under it.
+    /// One server the clients can reach.
+    struct Endpoint: Sendable {
+        /// How the clients talk to it.
+        let wire: WireProtocol
+        /// Its base URL; the clients request `/tiny` under it.
+        let baseURL: URL
+        /// The PEM of the root certificate the clients trust alone; `nil` for plain HTTP.
+        let rootCertificatePEM: String?
+    }
+
+    /// The plain HTTP server's base URL; the scale and auth tests use it.
     let baseURL: URL
+    /// The servers by protocol: the plain one, and a TLS one per TLS protocol asked for.
+    let endpoints: [WireProtocol: Endpoint]
     /// The child process's id when the server runs in one.
     let childPID: Int32?
 
-    /// The embedded server when it runs in this process (routes can be added to it).
+    /// The plain embedded server when it runs in this process (routes can be added to it).
     let embedded: TestServer?
+    private let tlsServers: [TestServer]
     private let child: Process?
     private let childInput: Pipe?
 
-    private init(baseURL: URL, embedded: TestServer? = nil, child: Process? = nil, childInput: Pipe? = nil) {
+    init(
+        endpoints: [WireProtocol: Endpoint],
+        baseURL: URL,
+        embedded: EmbeddedServers? = nil,
+        child: Process? = nil,
+        childInput: Pipe? = nil
+    ) {
         self.baseURL = baseURL
-        self.embedded = embedded
+        self.endpoints = endpoints
+        self.embedded = embedded?.plain
+        self.tlsServers = embedded.map { Array($0.tls.values) } ?? []
         self.child = child
         self.childInput = childInput
         self.childPID = child?.processIdentifier
     }
 
-    /// Starts (or connects to) the server `mode` describes.
+    /// Starts (or connects to) the server `mode` describes, with a TLS server for each TLS protocol in `protocols`.
     ///
-    /// - Throws: ``ServerHostError`` when the child process does not report its URL, or the embedded server's
+    /// - Throws: ``ServerHostError`` when the child process does not report its URLs, or the embedded server's
     ///   error when it cannot bind.
-    static func start(_ mode: Options.ServerMode) async throws -> ServerHost {
+    static func start(_ mode: Options.ServerMode, protocols: [WireProtocol]) async throws -> ServerHost {
         switch mode {
         case .inProcess:
-            let server = try await startEmbeddedServer()
-            return ServerHost(baseURL: server.baseURL, embedded: server)
+            let servers = try await EmbeddedServers.start(protocols: protocols)
+            return ServerHost(endpoints: servers.endpoints, baseURL: servers.plain.baseURL, embedded: servers)
         case .external(let url):
-            return ServerHost(baseURL: url)
+            let endpoint = Endpoint(wire: .http, baseURL: url, rootCertificatePEM: nil)
+            return ServerHost(endpoints: [.http: endpoint], baseURL: url)
         case .childProcess:
-            return try startChild()
+            return try startChild(protocols: protocols)
         }
     }
 
-    /// Starts the embedded server with the harness's `/tiny` route added.
-    ///
-    /// - Parameter port: The port; `0` picks a free one.
-    /// - Returns: The running server.
-    static func startEmbeddedServer(port: Int = 0) async throws -> TestServer {
-        let server = try await TestServer.start(port: port)
-        server.register("GET", "/tiny") { _ in .json(TinyPayload.json) }
-        return server
-    }
-
-    /// The environment variable that tells a `--serve` process to exit when its stdin closes (its parent died).
-    static let childMarker = "COURIER_LOOPBACK_CHILD"
-
-    /// Runs this executable with `--serve` and reads the URL it prints.
-    private static func startChild() throws -> ServerHost {
-        let executable =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments.first ?? "courier-loopback"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--serve"]
-        process.environment = ProcessInfo.processInfo.environment.merging([childMarker: "1"]) { _, new in new }
-        let output = Pipe()
-        let input = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        let line = text.split(separator: "\n").first.map(String.init) ?? ""
-        guard let url = URL(string: line), url.port != nil else {
-            process.terminate()
-            throw ServerHostError.childDidNotStart(text)
-        }
-        return ServerHost(baseURL: url, child: process, childInput: input)
-    }
-
-    /// Stops the server this host started; an external server is left alone.
+    /// Stops the servers this host started; an external server is left alone.
     func shutdown() async {
         try? await embedded?.shutdown()
+        for server in tlsServers {
+            try? await server.shutdown()
+        }
         if let child {
             try? childInput?.fileHandleForWriting.close()
             child.terminate()
@@ -91,13 +78,15 @@ final class ServerHost {
         }
     }
 
-    /// The `--serve` mode: starts the embedded server, prints its URL, and serves until killed (or, as a child,
-    /// until its stdin closes).
+    /// The `--serve` mode: starts the embedded servers, prints their URLs (see ``EmbeddedServers/announcement``),
+    /// and serves until killed (or, as a child, until its stdin closes).
     ///
-    /// - Parameter port: The port; `0` picks a free one.
-    static func serveForever(port: Int) async throws -> Never {
-        let server = try await startEmbeddedServer(port: port)
-        print(server.baseURL.absoluteString)
+    /// - Parameters:
+    ///   - port: The plain server's port; `0` picks a free one. The TLS servers always pick a free one.
+    ///   - protocols: The protocols to serve; the plain server runs whatever they are.
+    static func serveForever(port: Int, protocols: [WireProtocol]) async throws -> Never {
+        let servers = try await EmbeddedServers.start(protocols: protocols, port: port)
+        print(servers.announcement)
         fflush(nil)
         if ProcessInfo.processInfo.environment[childMarker] != nil {
             Thread.detachNewThread {
@@ -113,12 +102,15 @@ final class ServerHost {
 
 /// Why the server could not be started.
 enum ServerHostError: Error, CustomStringConvertible {
-    /// The child process exited or printed something other than its URL.
+    /// The child process exited or printed something other than its URLs.
     case childDidNotStart(String)
+    /// No server speaks this protocol (an external server speaks only its own).
+    case missingEndpoint(WireProtocol)
 
     var description: String {
         switch self {
         case .childDidNotStart(let output): "the server process did not start; it printed: \(output)"
+        case .missingEndpoint(let wire): "no server for \(wire.rawValue): only the embedded servers speak TLS"
         }
     }
 }

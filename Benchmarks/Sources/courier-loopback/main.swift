@@ -3,6 +3,7 @@
 //     swift build -c release --package-path Benchmarks
 //     Benchmarks/.build/release/courier-loopback                      # the matrix, 3 s × 3 rounds
 //     Benchmarks/.build/release/courier-loopback --server-process     # the same, client CPU without the server's
+//     Benchmarks/.build/release/courier-loopback --server-process --protocols http,https,h2   # also over TLS
 //     Benchmarks/.build/release/courier-loopback --scale 10000        # 10,000 requests in flight at once
 //     Benchmarks/.build/release/courier-loopback --auth-load 10000    # 10,000 requests that all get a 401 once
 //
@@ -27,7 +28,7 @@ do {
 }
 
 if options.serveOnly {
-    try await ServerHost.serveForever(port: options.port)
+    try await ServerHost.serveForever(port: options.port, protocols: options.protocols)
 }
 
 if options.authLoad != nil, options.server != .inProcess {
@@ -35,9 +36,14 @@ if options.authLoad != nil, options.server != .inProcess {
     exit(2)
 }
 
+if case .external = options.server, options.protocols.contains(where: \.isSecure) {
+    FileHandle.standardError.write(Data("courier-loopback: --protocols https,h2 need the embedded server\n".utf8))
+    exit(2)
+}
+
 let host: ServerHost
 do {
-    host = try await ServerHost.start(options.server)
+    host = try await ServerHost.start(options.server, protocols: options.protocols)
 } catch {
     FileHandle.standardError.write(Data("courier-loopback: cannot start the server: \(error)\n".utf8))
     exit(1)
@@ -57,10 +63,21 @@ if options.authLoad != nil, let server = host.embedded {
     print(Report.scale(result, options: options))
     failed = result.succeeded != result.requests
 } else {
-    let results = await runMatrix(options, host: host) { result in
-        FileHandle.standardError.write(Data((Report.progress(result, rounds: options.rounds) + "\n").utf8))
+    let results: [CellResult]
+    do {
+        results = try await runMatrix(options, host: host) { result in
+            FileHandle.standardError.write(Data((Report.progress(result, options: options) + "\n").utf8))
+        }
+    } catch {
+        FileHandle.standardError.write(Data("courier-loopback: \(error)\n".utf8))
+        await host.shutdown()
+        exit(1)
     }
     print(Report.matrix(results, options: options))
+    let checks = await NegotiationCheck.run(host: host, protocols: options.protocols)
+    if !checks.isEmpty {
+        print(Report.negotiation(checks))
+    }
     if let path = options.svgPath {
         do {
             try Chart.svg(results, options: options).write(toFile: path, atomically: true, encoding: .utf8)
@@ -69,7 +86,7 @@ if options.authLoad != nil, let server = host.embedded {
             failed = true
         }
     }
-    failed = results.contains { $0.errors > 0 }
+    failed = failed || results.contains { $0.errors > 0 } || checks.contains { !$0.isExpected }
 }
 fflush(nil)
 await host.shutdown()

@@ -187,6 +187,18 @@ public struct AsyncHTTPClientTransport: Transport {
             {
                 throw await TLSDiagnosis.refine(failure, host: origin.host, port: origin.port, options: context.tls)
             }
+            // A second reset in a row before any head, over TLS 1.3 without a client certificate, may be a server
+            // that wants one (its alert arrives as a closed connection): check once, so it is not retried again.
+            if secure, !proxied, context.attempt >= 2, context.tls.clientIdentity == nil,
+                var failure = translated as? CourierError, failure.code == .connectionReset,
+                let origin = request.head.url.flatMap(Origin.init(url:)),
+                await TLSDiagnosis.requiresClientCertificate(host: origin.host, port: origin.port, timeout: .seconds(2))
+            {
+                failure.code = .clientCertificateRejected
+                failure.message =
+                    "the server requires a client certificate and none is configured (TLSOptions.clientIdentity)"
+                throw failure
+            }
             throw translated
         }
         guard response.history.count <= 1 else {

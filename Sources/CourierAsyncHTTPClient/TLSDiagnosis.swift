@@ -67,6 +67,56 @@ enum TLSDiagnosis {
         return recorded.withLock { $0 }
     }
 
+    /// Whether `host`:`port` refuses a client that presents no certificate.
+    ///
+    /// Under TLS 1.3 the client's handshake ends before the server checks the client's certificate, and
+    /// AsyncHTTPClient reports the server's `certificate_required` alert only as a closed connection, which looks
+    /// like a stale keep-alive connection. So after a second reset in a row on one call, one handshake without a
+    /// certificate is made (no request byte is sent; the server's chain is not checked, as nothing is trusted from
+    /// it) and waits for that alert.
+    static func requiresClientCertificate(host: String, port: Int, timeout: TimeAmount) async -> Bool {
+        let alerted = LockedBox(false)
+        do {
+            var configuration = TLSMapping.baseConfiguration
+            configuration.certificateVerification = .none
+            let context = try NIOSSLContext(configuration: configuration)
+            let serverName = isIPAddress(host) ? nil : host
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(timeout)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: context, serverHostname: serverName))
+                        try channel.pipeline.syncOperations.addHandler(AlertWatcher(alerted: alerted))
+                    }
+                }
+                .connect(host: host, port: port)
+                .get()
+            let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+            try? await channel.closeFuture.get()
+            deadline.cancel()
+        } catch {
+            return alerted.withLock { $0 }
+        }
+        return alerted.withLock { $0 }
+    }
+
+    /// Notes a `certificate_required` (TLS 1.3) or `handshake_failure`-for-a-certificate alert, then closes.
+    private final class AlertWatcher: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let alerted: LockedBox<Bool>
+
+        init(alerted: LockedBox<Bool>) { self.alerted = alerted }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            let text = String(describing: error).uppercased()
+            if text.contains("CERTIFICATE_REQUIRED") || text.contains("PEER_DID_NOT_RETURN_A_CERTIFICATE") {
+                alerted.withLock { $0 = true }
+            }
+            context.close(promise: nil)
+        }
+    }
+
     private static func isIPAddress(_ host: String) -> Bool {
         host.contains(":") || host.split(separator: ".").allSatisfy { UInt8($0) != nil }
     }

@@ -7,10 +7,11 @@ import NIOPosix
 import NIOSSL
 
 extension TestServer {
-    /// What a TLS connection becomes once ALPN has decided: an HTTP/1.1 connection, or HTTP/2 streams.
+    /// What a TLS connection becomes once ALPN has decided: an HTTP/1.1 connection, or HTTP/2 streams (`nil` for
+    /// a stream refused by a ``TestServerTLS/GoAway``).
     private typealias Negotiated = NIONegotiatedHTTPVersion<
         NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>,
-        NIOHTTP2Handler.AsyncStreamMultiplexer<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>>
+        NIOHTTP2Handler.AsyncStreamMultiplexer<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>?>
     >
 
     /// Starts the TLS listener: NIOSSL, then ALPN, then either the HTTP/1.1 pipeline or HTTP/2 with one
@@ -29,7 +30,9 @@ extension TestServer {
                             channel.eventLoop.makeCompletedFuture { try http1Connection(channel, state: state) }
                         },
                         http2ConnectionInitializer: { channel in
-                            channel.eventLoop.makeCompletedFuture { try http2Connection(channel, state: state) }
+                            channel.eventLoop.makeCompletedFuture {
+                                try http2Connection(channel, state: state, goAway: tls.goAway)
+                            }
                         }
                     )
                 }
@@ -77,6 +80,7 @@ extension TestServer {
                 state.recordNegotiated(.http2)
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await stream in multiplexer.inbound {
+                        guard let stream else { continue }
                         group.addTask { await loop.run(stream) }
                     }
                 }
@@ -97,22 +101,27 @@ extension TestServer {
         return wrapper
     }
 
-    /// The HTTP/2 pipeline: each stream decodes to HTTP/1-style request parts and takes raw response bytes.
+    /// The HTTP/2 pipeline: each stream decodes to HTTP/1-style request parts and takes raw response bytes; with
+    /// `goAway`, a stream the connection refuses gets no pipeline and becomes `nil`.
     private static func http2Connection(
         _ channel: any Channel,
-        state: ServerState
-    ) throws -> NIOHTTP2Handler.AsyncStreamMultiplexer<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>> {
+        state: ServerState,
+        goAway: TestServerTLS.GoAway?
+    ) throws -> NIOHTTP2Handler.AsyncStreamMultiplexer<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>?> {
         var configuration = NIOHTTP2Handler.Configuration()
         // More than NIO's default of 100, so that a client's 100 concurrent calls never wait for a stream.
         configuration.connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: 1_000),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
         ]
+        let gate = goAway.map { HTTP2GoAwayGate($0, connection: channel) }
         return try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
             mode: .server,
             configuration: configuration
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
+                guard gate?.admit(stream) ?? true else { return nil }
+                try stream.pipeline.syncOperations.addHandler(HTTP2StreamResetter())
                 try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 try stream.pipeline.syncOperations.addHandler(HTTP2ResponseTranslator())
                 let wrapper = try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(

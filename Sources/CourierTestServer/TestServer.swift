@@ -10,8 +10,9 @@ import NIOPosix
 /// The server binds `127.0.0.1` on an ephemeral port, serves any number of concurrent keep-alive connections on
 /// NIO's shared event loops, and answers httpbin 0.10's routes (`/get`, `/post`, `/anything`, `/status/{code}`,
 /// `/redirect/{n}`, `/stream-bytes/{n}`, `/gzip`, …) with the same JSON shapes, plus `/upload`, which counts a
-/// streamed body of any size, and the fault routes under `/fault/` (truncated bodies, resets, stalls, conflicting
-/// framing, gzip bombs, header floods, redirect loops), so that any client, curl included, can provoke them.
+/// streamed body of any size, `/trailers/{n}`, which ends a chunked body with trailer fields, and the fault routes
+/// under `/fault/` (truncated bodies, resets, HTTP/2 stream resets, stalls, conflicting framing, gzip bombs, header
+/// floods, redirect loops), so that any client, curl included, can provoke them.
 ///
 /// ```swift
 /// let server = try await TestServer.start()

@@ -139,6 +139,99 @@ struct TLSServerTests {
         }
     }
 
+    @Test func goAwayAfterStreamsMovesASequentialClientToNewConnections() async throws {
+        let tls = try TestServerTLS(authority: Self.authority.get(), goAway: .afterStreams(2))
+        try await withTLSServer(tls) { server, client in
+            for index in 0..<6 {
+                let response = try await client.collect(HTTPClientRequest(url: "\(server.baseURL)/get?i=\(index)"))
+                #expect(response.status == 200)
+            }
+            // The GOAWAY reaches the client before the second response: it never opens a third stream there.
+            #expect(server.requestCount == 6)
+            #expect(server.connectionCount == 3)
+            #expect(server.negotiatedProtocols == [.http2, .http2, .http2])
+        }
+    }
+
+    @Test func refusingStreamRefusesTheStreamInFlightWithoutServingIt() async throws {
+        let tls = try TestServerTLS(authority: Self.authority.get(), goAway: .refusingStream(3))
+        try await withTLSServer(tls) { server, client in
+            for index in 0..<2 {
+                let response = try await client.collect(HTTPClientRequest(url: "\(server.baseURL)/get?i=\(index)"))
+                #expect(response.status == 200)
+            }
+            // The third request goes out on the same connection as stream 5; the GOAWAY names stream 3.
+            let error = await #expect(throws: (any Error).self) {
+                try await client.collect(HTTPClientRequest(url: "\(server.baseURL)/get?i=2"))
+            }
+            // NIOHTTP2 reports a stream dropped by a GOAWAY as closed with CANCEL (its docs say REFUSED_STREAM).
+            #expect(
+                String(describing: error).contains("StreamClosed(streamID: HTTP2StreamID(5)"),
+                "\(String(describing: error))")
+            #expect(server.requestCount == 2)
+            let next = try await client.collect(HTTPClientRequest(url: "\(server.baseURL)/get?i=3"))
+            #expect(next.status == 200)
+            #expect(server.requestCount == 3)
+            #expect(server.connectionCount == 2)
+        }
+    }
+
+    @Test(arguments: ["refused_stream", "internal_error", "7"])
+    func resetStreamResetsOneStreamAndKeepsTheConnection(code: String) async throws {
+        try await withTLSServer(TestServerTLS(authority: Self.authority.get())) { server, client in
+            let first = try await client.collect(HTTPClientRequest(url: "\(server.baseURL)/get"))
+            #expect(first.status == 200)
+            async let others = withThrowingTaskGroup(of: Int.self) { group in
+                for index in 1...5 {
+                    group.addTask {
+                        try await client.collect(HTTPClientRequest(url: "\(server.baseURL)/bytes/\(index)")).body.count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            let expected = code == "internal_error" ? "Internal Error" : "Refused Stream"
+            for query in ["code=\(code)", "code=\(code)&announce=100&send=9"] {
+                let error = await #expect(throws: (any Error).self) {
+                    try await client.collect(HTTPClientRequest(url: "\(server.baseURL)/fault/reset-stream?\(query)"))
+                }
+                #expect(String(describing: error).contains(expected), "\(query): \(String(describing: error))")
+            }
+            let sum = try await others
+            #expect(sum == 15)
+            let after = try await client.collect(HTTPClientRequest(url: "\(server.baseURL)/get"))
+            #expect(after.status == 200)
+            #expect(server.connectionCount == 1)
+            #expect(server.requestCount == 9)
+        }
+    }
+
+    @Test(arguments: [TestServerTLS.ApplicationProtocol.http2, .http1])
+    func trailersFollowTheChunkedBody(_ applicationProtocol: TestServerTLS.ApplicationProtocol) async throws {
+        let authority = try Self.authority.get()
+        let tls = TestServerTLS(authority: authority, applicationProtocols: [applicationProtocol])
+        try await withTLSServer(tls) { server, client in
+            let response = try await client.collect(
+                HTTPClientRequest(url: "\(server.baseURL)/trailers/100000?fields=3"))
+            #expect(response.headers["Trailer"] == ["X-Trailer-1, X-Trailer-2, X-Trailer-3, X-Body-Length"])
+            let alphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+            #expect(response.body == (0..<100_000).map { alphabet[$0 % 26] })
+            // AsyncHTTPClient hides trailers (behind its unstable API flag); curl's header dump shows them, after the
+            // body: an h2 trailing HEADERS frame, or the fields after the last chunk.
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-tls-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let root = try authority.writePEMFiles(to: directory).rootCertificate.path
+            let version = applicationProtocol == .http2 ? "--http2" : "--http1.1"
+            let dumped = try await shellAwaiting(
+                "curl -sS \(version) --cacert '\(root)' -D - -o /dev/null '\(server.baseURL)/trailers/10?fields=1'")
+            let lines = dumped.lowercased().split(whereSeparator: \.isNewline).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            #expect(lines.first?.hasPrefix(applicationProtocol == .http2 ? "http/2 200" : "http/1.1 200") == true)
+            #expect(lines.suffix(2) == ["x-trailer-1: value-1", "x-body-length: 10"], "\(dumped)")
+            #expect(server.negotiatedProtocols == [applicationProtocol, applicationProtocol])
+        }
+    }
+
     @Test func shutdownClosesAStalledHTTP2Stream() async throws {
         let authority = try Self.authority.get()
         let server = try await TestServer.start(tls: TestServerTLS(authority: authority))
@@ -202,6 +295,26 @@ struct TLSServerTests {
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "\(command) exited with \(process.terminationStatus)")
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs `command` like ``shell(_:)``, but awaits it instead of blocking a thread of the cooperative pool, which
+    /// the server's request tasks need while the command talks to the server.
+    private func shellAwaiting(_ command: String) async throws -> String {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("courier-shell-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let status = try await withCheckedThrowingContinuation { (finished: CheckedContinuation<Int32, any Error>) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "set -o pipefail; (\(command)) > '\(output.path)'"]
+            process.terminationHandler = { finished.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                finished.resume(throwing: error)
+            }
+        }
+        try #require(status == 0, "\(command) exited with \(status)")
+        return try String(contentsOf: output, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 

@@ -1,4 +1,6 @@
 import NIOCore
+import NIOHTTP1
+import NIOHTTP2
 
 /// Faults at the connection level: the bytes are well-formed, the connection's behaviour is not.
 ///
@@ -13,7 +15,17 @@ import NIOCore
 /// - `reset-on-request` / `close-on-request`: no response at all, a RST or a FIN instead.
 /// - `reset-if-reused`: the first request on a connection gets a keep-alive answer; a later request on the same
 ///   connection gets a RST instead (a pooled connection that died while idle, found out only when reused).
+/// - `reset-stream?code=internal_error`: over HTTP/2, a `RST_STREAM` with `code` (`no_error`, `protocol_error`,
+///   `internal_error`, `refused_stream`, `cancel`, `enhance_your_calm`, or a number; `internal_error` when absent
+///   or unknown) instead of a response, while the connection and its other streams go on; with `announce=100&send=9`,
+///   after a head announcing `announce` bytes and `send` of them. Over HTTP/1.1 the same, with a TCP RST.
 enum ConnectionFaults {
+    /// The HTTP/2 error codes `reset-stream` takes by name.
+    private static let http2ErrorCodes: [String: HTTP2ErrorCode] = [
+        "no_error": .noError, "protocol_error": .protocolError, "internal_error": .internalError,
+        "refused_stream": .refusedStream, "cancel": .cancel, "enhance_your_calm": .enhanceYourCalm,
+    ]
+
     /// The connections that answered `reset-if-reused` once.
     private static let remembered = LockedBox(Set<ObjectIdentifier>())
 
@@ -64,6 +76,23 @@ enum ConnectionFaults {
         case "close-idle-after-response":
             _ = try await context.json(["closing": true])
             await connection.closeCleanly()
+            return .closed
+        case "reset-stream":
+            if let announce = context.query("announce").flatMap(Int.init), announce >= 0 {
+                let send = FaultRoutes.integer(context, "send", 0, in: 0...announce)
+                let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(announce))]
+                var buffer = connection.channel.allocator.buffer(
+                    string: context.headText(status: 200, headers: headers))
+                buffer.writeRepeatingByte(UInt8(ascii: "x"), count: send)
+                try await connection.write(buffer)
+            }
+            guard context.head.version.major >= 2 else {
+                await connection.reset()
+                return .closed
+            }
+            let name = context.query("code")?.lowercased() ?? ""
+            let code = http2ErrorCodes[name] ?? Int(name).map { HTTP2ErrorCode(networkCode: $0) } ?? .internalError
+            await connection.resetStream(code)
             return .closed
         case "reset-on-request":
             await connection.reset()

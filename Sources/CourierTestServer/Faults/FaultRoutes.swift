@@ -9,7 +9,7 @@ enum FaultRoutes {
         let handler: (@Sendable (RouteContext) async throws -> Disposition)? =
             switch name {
             case "reset-mid-body", "truncate", "chunked-truncated", "stall-after-headers", "never-answer", "drip",
-                "close-idle-after-response", "reset-on-request", "close-on-request", "reset-if-reused":
+                "close-idle-after-response", "reset-on-request", "close-on-request", "reset-if-reused", "reset-stream":
                 { context in try await ConnectionFaults.handle(name, context) }
             case "duplicate-content-length", "content-length-and-chunked", "gzip-bomb", "stacked-encodings",
                 "header-flood", "huge-header", "extra-response":

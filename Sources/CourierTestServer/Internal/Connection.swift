@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 
 #if canImport(Glibc)
     import Glibc
@@ -124,6 +125,13 @@ final class Connection {
     func closeCleanly() async {
         await drain()
         _ = try? await channel.close().get()
+    }
+
+    /// Waits for queued writes, then resets the HTTP/2 stream this connection stands for with a `RST_STREAM`
+    /// carrying `code`; the HTTP/2 connection stays open. Only for HTTP/2 streams (see ``HTTP2StreamResetter``).
+    func resetStream(_ code: HTTP2ErrorCode) async {
+        await drain()
+        _ = try? await channel.triggerUserOutboundEvent(HTTP2StreamResetter.Reset(code: code)).get()
     }
 
     /// Waits for queued writes, then closes with a TCP RST (`SO_LINGER` 0 then close).

@@ -32,7 +32,7 @@ enum Router {
                 { context in try await EchoRoutes.handle(name, context) }
             case "status", "redirect", "redirect-to", "absolute-redirect", "relative-redirect":
                 { context in try await RedirectRoutes.handle(name, context) }
-            case "bytes", "stream-bytes", "range", "drip", "upload":
+            case "bytes", "stream-bytes", "range", "drip", "upload", "trailers":
                 { context in try await StreamingRoutes.handle(name, context) }
             case "gzip", "deflate", "response-headers", "json", "html", "robots.txt", "base64", "encoding":
                 { context in try await ContentRoutes.handle(name, context) }

@@ -1,7 +1,8 @@
 import Foundation
 import NIOCore
 
-/// Byte-producing and byte-consuming routes: `/bytes/{n}`, `/stream-bytes/{n}`, `/range/{n}`, `/drip`, `/upload`.
+/// Byte-producing and byte-consuming routes: `/bytes/{n}`, `/stream-bytes/{n}`, `/range/{n}`, `/drip`, `/upload`,
+/// `/trailers/{n}`.
 enum StreamingRoutes {
     /// The most `/bytes/{n}` and `/range/{n}` serve (they are buffered): 64 MiB.
     static let maximumBufferedSize = 64 * 1024 * 1024
@@ -21,6 +22,8 @@ enum StreamingRoutes {
             return try await range(context)
         case "drip":
             return try await drip(context)
+        case "trailers":
+            return try await trailers(context)
         default:
             let count = try await context.connection.countBody()
             return try await context.json(["bytes": .int(Int64(count))])
@@ -107,6 +110,29 @@ enum StreamingRoutes {
         case (nil, let suffix?) where suffix > 0: return (max(total - suffix, 0), total - 1)
         default: return nil
         }
+    }
+
+    /// `/trailers/{n}?fields=2`: `n` bytes of `abc…z` repeated, chunked (in up to 4 chunks), then `fields` trailer
+    /// fields (`X-Trailer-1: value-1`, …, 1 to 16) and `X-Body-Length: n`, all announced by a `Trailer` header.
+    ///
+    /// Over HTTP/2 the trailers are a trailing `HEADERS` frame with `END_STREAM`.
+    private static func trailers(_ context: RouteContext) async throws -> Disposition {
+        guard let total = sizeArgument(context, maximum: maximumBufferedSize) else { return try await bad(context) }
+        let fields = min(max(context.query("fields").flatMap { Int($0) } ?? 2, 1), 16)
+        let trailers = (1...fields).map { ("X-Trailer-\($0)", "value-\($0)") } + [("X-Body-Length", String(total))]
+        let announced = trailers.map(\.0).joined(separator: ", ")
+        try await context.writeChunkedHead(headers: [
+            ("Content-Type", "application/octet-stream"), ("Trailer", announced),
+        ])
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        let body = (0..<total).map { alphabet[$0 % 26] }
+        let chunkSize = max(1, (total + 3) / 4)
+        for start in stride(from: 0, to: total, by: chunkSize) {
+            let chunk = body[start..<min(start + chunkSize, total)]
+            try await context.writeChunk(context.connection.channel.allocator.buffer(bytes: chunk))
+        }
+        try await context.connection.write("0\r\n" + trailers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
+        return context.keepAlive ? .keepAlive : .close
     }
 
     /// `/drip?duration=2&numbytes=10&code=200&delay=0`: `numbytes` asterisks spread over `duration` seconds.

@@ -68,6 +68,10 @@ public struct TestServerTLS: Sendable {
     /// The protocols offered by ALPN, in the server's order of preference.
     public var applicationProtocols: [ApplicationProtocol]
 
+    /// When an HTTP/2 connection ends with a graceful `GOAWAY`; `nil` (the default) never: connections stay open
+    /// until the client or ``TestServer/shutdown()`` closes them. HTTP/1.1 connections are not affected.
+    public var goAway: GoAway?
+
     /// Creates a TLS configuration.
     ///
     /// - Parameters:
@@ -75,13 +79,16 @@ public struct TestServerTLS: Sendable {
     ///   - mode: What the handshake presents and requires; ``Mode/valid`` by default.
     ///   - applicationProtocols: The protocols offered by ALPN; HTTP/2 then HTTP/1.1 by default, `[.http1]` for
     ///     an HTTP/1.1-only server.
+    ///   - goAway: When an HTTP/2 connection says `GOAWAY`; never by default.
     public init(
         authority: TestCertificateAuthority,
         mode: Mode = .valid,
-        applicationProtocols: [ApplicationProtocol] = [.http2, .http1]
+        applicationProtocols: [ApplicationProtocol] = [.http2, .http1],
+        goAway: GoAway? = nil
     ) {
         self.authority = authority
         self.mode = mode
         self.applicationProtocols = applicationProtocols
+        self.goAway = goAway
     }
 }

@@ -218,7 +218,7 @@ enum Scenarios {
         struct Where: Request {
             typealias Response = Echo
             var path: String { "/get" }
-            var environment: Environment?
+            var environment: Server.Environment?
         }
         let fromProduction = try await client.send(Where())
         let fromStaging = try await client.switching(to: .staging).send(Where())

@@ -20,7 +20,7 @@ public struct UserAgentAdapter: RequestAdapter {
     public var name: String { "userAgent" }
 
     /// `Courier/<version> (<OS>)`.
-    public static let courier = UserAgentAdapter("Courier/\(Courier.version) (\(Courier.platformName))")
+    public static let courier = UserAgentAdapter("Courier/\(CourierLibrary.version) (\(CourierLibrary.platformName))")
 
     /// Sets the header.
     public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
@@ -39,7 +39,7 @@ extension RequestAdapter where Self == UserAgentAdapter {
 }
 
 /// Facts about the library itself.
-public enum Courier {
+public enum CourierLibrary {
     /// The library version, as sent in the default `User-Agent`.
     public static let version = "0.1.0"
 

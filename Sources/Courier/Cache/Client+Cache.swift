@@ -44,7 +44,7 @@ private struct CacheStatusReporting<Base: Request>: Request {
     var headers: RequestHeaders { base.headers }
     var body: RequestBody? { base.body }
     var server: Server? { base.server }
-    var environment: Environment? { base.environment }
+    var environment: Server.Environment? { base.environment }
     var authentication: AuthenticationRequirement { base.authentication }
     var timeout: Duration? { base.timeout }
     var maxResponseBodySize: Int? { base.maxResponseBodySize }

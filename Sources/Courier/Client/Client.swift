@@ -13,15 +13,15 @@ import Foundation
 /// ```
 public struct Client: Sendable {
     /// The servers, one per environment.
-    public let servers: [Environment: Server]
+    public let servers: [Server.Environment: Server]
     /// The environment requests go to unless they choose another.
-    public let environment: Environment
+    public let environment: Server.Environment
     /// What sends the requests.
     public let transport: any Transport
     /// Coders, adapters, decisions, limits and logging.
     public let configuration: Configuration
     /// Each server's base URL, checked and taken apart once (or why it is unusable).
-    let bases: [Environment: Result<RequestResolver.Base, CourierError>]
+    let bases: [Server.Environment: Result<RequestResolver.Base, CourierError>]
     /// The calls in flight, shared with every client derived from this one (for ``cancelAll()``).
     let registry: RequestRegistry
 
@@ -46,7 +46,7 @@ public struct Client: Sendable {
     ///   - configuration: Coders, adapters, decisions, limits and logging.
     public init(
         servers: [Server],
-        environment: Environment,
+        environment: Server.Environment,
         transport: any Transport,
         configuration: Configuration = Configuration()
     ) {
@@ -58,13 +58,13 @@ public struct Client: Sendable {
     /// Creates a client that shares `registry` (the calls in flight) with the client it derives from.
     init(
         servers: [Server],
-        environment: Environment,
+        environment: Server.Environment,
         transport: any Transport,
         configuration: Configuration,
         registry: RequestRegistry
     ) {
         self.registry = registry
-        var byEnvironment: [Environment: Server] = [:]
+        var byEnvironment: [Server.Environment: Server] = [:]
         for server in servers { byEnvironment[server.environment] = server }
         self.servers = byEnvironment
         self.bases = byEnvironment.mapValues { server in
@@ -78,7 +78,7 @@ public struct Client: Sendable {
     }
 
     /// A client like this one that sends to `environment` by default.
-    public func switching(to environment: Environment) -> Client {
+    public func switching(to environment: Server.Environment) -> Client {
         Client(
             servers: Array(servers.values), environment: environment, transport: transport,
             configuration: configuration,

@@ -18,7 +18,7 @@ struct PageRequest<Base: Request>: Request {
         guard let url, let origin = Self.origin(of: url) else { return base.server }
         return Server(baseURL: origin, environment: base.server?.environment ?? .production)
     }
-    var environment: Environment? { base.environment }
+    var environment: Server.Environment? { base.environment }
     var authentication: AuthenticationRequirement { base.authentication }
     var timeout: Duration? { base.timeout }
     var maxResponseBodySize: Int? { base.maxResponseBodySize }

@@ -77,7 +77,7 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
     /// The request's declared method (a redirect may change the method on the wire; see ``Kind/adapted(_:)``).
     public var method: HTTPRequest.Method
     /// The environment whose server the call went to.
-    public var environment: Environment
+    public var environment: Server.Environment
     /// The 1-based attempt the event belongs to; 0 before the first attempt began.
     public var attempt: Int
     /// When it happened, on the monotonic clock.
@@ -92,7 +92,7 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
         callID: CallID,
         requestName: String,
         method: HTTPRequest.Method,
-        environment: Environment,
+        environment: Server.Environment,
         attempt: Int,
         instant: ContinuousClock.Instant = .now,
         elapsed: Duration = .zero,

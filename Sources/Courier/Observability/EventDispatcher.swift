@@ -79,7 +79,7 @@ struct CallEvents: Sendable {
     let callID: CourierEvent.CallID
     let requestName: String
     let method: HTTPRequest.Method
-    let environment: Environment
+    let environment: Server.Environment
     let start: ContinuousClock.Instant
     let redactor: Redactor
 

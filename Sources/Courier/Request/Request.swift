@@ -47,7 +47,7 @@ public protocol Request: Sendable {
     var server: Server? { get }
 
     /// One of the client's environments for this request only. Default: `nil` (the client's current one).
-    var environment: Environment? { get }
+    var environment: Server.Environment? { get }
 
     /// Whether the client's credential is attached. Default: ``AuthenticationRequirement/optional``.
     var authentication: AuthenticationRequirement { get }
@@ -88,7 +88,7 @@ extension Request {
     /// The client's server.
     public var server: Server? { nil }
     /// The client's environment.
-    public var environment: Environment? { nil }
+    public var environment: Server.Environment? { nil }
     /// Attach a credential when there is one.
     public var authentication: AuthenticationRequirement { .optional }
     /// The client's deadline.

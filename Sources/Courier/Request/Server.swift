@@ -1,33 +1,5 @@
 public import Foundation
 
-/// The name of a deployment of an API: production, staging, local, or one of your own.
-///
-/// ```swift
-/// extension Environment { static let qa: Environment = "qa" }
-/// ```
-public struct Environment: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
-    /// The environment's name.
-    public let rawValue: String
-
-    /// Creates an environment named `rawValue`.
-    public init(rawValue: String) { self.rawValue = rawValue }
-
-    /// Creates an environment from a string literal.
-    public init(stringLiteral value: String) { self.rawValue = value }
-
-    /// The live deployment.
-    public static let production: Environment = "production"
-    /// A pre-release deployment.
-    public static let staging: Environment = "staging"
-    /// A server on the developer's machine.
-    public static let local: Environment = "local"
-
-    /// The name.
-    public var description: String { rawValue }
-}
-
 /// Where requests go: a base URL for one environment, plus headers every request to it carries.
 ///
 /// A request's ``Request/path`` is appended to the base URL's path (`https://api.example.com/v1` + `/users` gives
@@ -75,4 +47,36 @@ public struct Server: Hashable, Sendable {
 
     /// The origin of ``baseURL``.
     public var origin: Origin? { Origin(url: baseURL) }
+}
+
+extension Server {
+    /// The name of a deployment of an API: production, staging, local, or one of your own.
+    ///
+    /// Nested in ``Server`` so that it never collides with SwiftUI's, Vapor's or Hummingbird's `Environment`.
+    ///
+    /// ```swift
+    /// extension Server.Environment { static let qa: Self = "qa" }
+    /// ```
+    public struct Environment: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral,
+        CustomStringConvertible
+    {
+        /// The environment's name.
+        public let rawValue: String
+
+        /// Creates an environment named `rawValue`.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// Creates an environment from a string literal.
+        public init(stringLiteral value: String) { self.rawValue = value }
+
+        /// The live deployment.
+        public static let production: Self = "production"
+        /// A pre-release deployment.
+        public static let staging: Self = "staging"
+        /// A server on the developer's machine.
+        public static let local: Self = "local"
+
+        /// The name.
+        public var description: String { rawValue }
+    }
 }

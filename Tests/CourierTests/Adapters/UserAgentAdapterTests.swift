@@ -8,7 +8,8 @@ import Testing
 struct UserAgentAdapterTests {
     @Test("the default names the library, its version and the platform")
     func defaultValue() {
-        #expect(UserAgentAdapter.courier.userAgent == "Courier/\(Courier.version) (\(Courier.platformName))")
+        #expect(
+            UserAgentAdapter.courier.userAgent == "Courier/\(CourierLibrary.version) (\(CourierLibrary.platformName))")
         #expect(UserAgentAdapter.courier.replacesExisting == false)
         #expect(UserAgentAdapter.courier.name == "userAgent")
     }

@@ -47,7 +47,7 @@ struct Probe<Response: Sendable>: Request {
     var headers: RequestHeaders = [:]
     var body: RequestBody? = nil
     var server: Server? = nil
-    var environment: Environment? = nil
+    var environment: Server.Environment? = nil
     var authentication: AuthenticationRequirement = .optional
     var timeout: Duration? = nil
     var maxResponseBodySize: Int? = nil

@@ -94,7 +94,8 @@ enum Report {
         text += render(ratios(results, options: options))
         if protocolColumn, options.clients.contains(.courierAHC), options.clients.contains(.rawAHC) {
             text += "\n\n## Courier on AsyncHTTPClient vs raw AsyncHTTPClient, per protocol\n"
-            text += "Medians over rounds; the ratios are medians of the per-round pairs (same round, same protocol).\n"
+            text += "Medians over rounds; the ratios are medians of the per-round pairs "
+            text += "(same round, same protocol).\n\n"
             text += render(protocolComparison(results, options: options))
         }
         if !firstErrors.isEmpty {

@@ -12,7 +12,8 @@ struct ReadmeSampleTests {
     func sample(logger: Logger, server: Server, transport: any Transport) -> (Client, ActivityTracker) {
         // readme-observability:begin
         let activity = ActivityTracker()  // calls in flight, for a network-activity indicator
-        var configuration = Client.Configuration(logger: logger, activity: activity)  // one line per call
+        var configuration = Client.Configuration(logger: logger, activity: activity)  // one line per call, at debug
+        configuration.callLogLevel = .info  // to see every call in production logs (failures: failureLogLevel)
         configuration.monitors.append(MetricsMonitor())  // swift-metrics, MetricsSystem.factory
         configuration.addTracing(TracingMonitor())  // swift-distributed-tracing: spans + W3C traceparent
         configuration.monitors.append(.custom { event in print(event) })  // your own EventMonitor

@@ -72,6 +72,12 @@ extension Client {
         public var redactor: Redactor
         /// The logger for one line per call. Default: disabled.
         public var logger: Logger
+        /// The level of the line logged for a call that succeeded. Default: `debug`, as libraries log unless asked
+        /// otherwise; raise it (say to `info`) to see every call in production logs.
+        public var callLogLevel: Logger.Level = .debug
+        /// The level of the line logged for a call that failed. Default: `debug` too: a failure the app handles is
+        /// not a warning; raise it when Courier's line is the only place a failure is reported.
+        public var failureLogLevel: Logger.Level = .debug
         /// The clock decisions sleep on (retry backoff). Inject a test clock to make tests instant.
         public var clock: any Clock<Duration>
         /// Monitors that receive a ``CourierEvent`` for each stage of every call, off the request path (see

@@ -376,7 +376,7 @@ struct Pipeline<R: Request>: Sendable {
 
     private func log(_ record: CallRecord, start: ContinuousClock.Instant, error: (any Error)?) {
         let logger = configuration.logger
-        let level: Logger.Level = error == nil ? .info : .warning
+        let level = error == nil ? configuration.callLogLevel : configuration.failureLogLevel
         guard logger.logLevel <= level else { return }
         let line = RequestLogLine(
             record: record,
@@ -384,6 +384,6 @@ struct Pipeline<R: Request>: Sendable {
             redactor: configuration.redactor,
             error: error
         )
-        logger.log(level: level, "\(line)", metadata: logger.logLevel <= .debug ? line.headerMetadata : nil)
+        logger.log(level: level, "\(line)", metadata: line.metadata(withHeaders: logger.logLevel <= .trace))
     }
 }

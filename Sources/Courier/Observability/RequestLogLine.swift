@@ -40,14 +40,34 @@ struct RequestLogLine: CustomStringConvertible {
         return line.oneLine
     }
 
-    /// For a logger at debug level or below: the request's and response's headers, secrets redacted.
-    var headerMetadata: Logger.Metadata {
+    /// The line's facts as structured metadata, named after OpenTelemetry's HTTP attributes where one exists:
+    /// `http.request.method`, `url.full` (redacted), `http.response.status_code`, `network.protocol.name`,
+    /// `courier.duration_ms`, `courier.attempts`, `courier.decisions`, `error.type` (the ``CourierError/Code``);
+    /// with `withHeaders` (a logger at `trace`), also `http.request.headers` and `http.response.headers`, secrets
+    /// redacted.
+    func metadata(withHeaders: Bool) -> Logger.Metadata {
         var metadata: Logger.Metadata = [:]
         if let request = record.request {
-            metadata["request.headers"] = .string(Self.format(redactor.redact(request.headerFields)))
+            metadata["http.request.method"] = .string(request.method.rawValue)
+            metadata["url.full"] = .string(Redactor.displayURL(of: redactor.redact(request)))
+            if withHeaders {
+                metadata["http.request.headers"] = .string(Self.format(redactor.redact(request.headerFields)))
+            }
         }
         if let response = record.response {
-            metadata["response.headers"] = .string(Self.format(redactor.redact(response.headerFields)))
+            metadata["http.response.status_code"] = .stringConvertible(response.status.code)
+            if withHeaders {
+                metadata["http.response.headers"] = .string(Self.format(redactor.redact(response.headerFields)))
+            }
+        }
+        if let negotiated = record.negotiatedProtocol { metadata["network.protocol.name"] = .string(negotiated) }
+        let (seconds, attoseconds) = elapsed.components
+        metadata["courier.duration_ms"] = .stringConvertible(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        metadata["courier.attempts"] = .stringConvertible(record.attempt)
+        let trace = record.trace.description
+        if !trace.isEmpty { metadata["courier.decisions"] = .string(trace) }
+        if let error {
+            metadata["error.type"] = .string((error as? CourierError)?.code.description ?? "\(type(of: error))")
         }
         return metadata
     }

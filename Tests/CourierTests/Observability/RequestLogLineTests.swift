@@ -15,14 +15,14 @@ struct RequestLogLineTests {
         try Regex(pattern).wholeMatch(in: line) != nil
     }
 
-    @Test("a successful call logs exactly one info line with method, URL, status, time, size and trace")
+    @Test("a successful call logs exactly one debug line with method, URL, status, time, size and trace")
     func successLine() async throws {
         let capture = DecisionFixtures.LogCapture()
-        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .info) }
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .debug) }
         mock.stub(.post, "/post", with: .json(raw: #"{"form":{"foo":"bar"}}"#))
         _ = try await client.send(HTTPBinPost(foo: "bar"))
         let entry = try #require(capture.entries.onlyElement)
-        #expect(entry.level == .info)
+        #expect(entry.level == .debug)
         #expect(
             try Self.matches(
                 entry.message,
@@ -33,14 +33,14 @@ struct RequestLogLineTests {
         )
     }
 
-    @Test("a failed call logs one warning line ending in 'failed: <code>: <message>'")
+    @Test("a failed call logs one debug line (never a warning by default) ending in 'failed: <code>: <message>'")
     func failureLine() async throws {
         let capture = DecisionFixtures.LogCapture()
-        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .info) }
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .debug) }
         mock.stub(.get, "/probe", with: MockResponse(status: .notFound, body: Data("nope".utf8)))
         _ = await expectCourierError { try await client.send(Probe()) }
         let entry = try #require(capture.entries.onlyElement)
-        #expect(entry.level == .warning)
+        #expect(entry.level == .debug)
         #expect(
             try Self.matches(
                 entry.message,
@@ -89,10 +89,21 @@ struct RequestLogLineTests {
         #expect(capture.messages.onlyElement?.contains(" ms, 1.2 kB) [validateStatus ✓ → parse ✓]") == true)
     }
 
-    @Test("the logger's level filters the line: warning keeps failures only, error keeps nothing")
+    @Test("levels: an info logger hears nothing by default; callLogLevel and failureLogLevel raise the lines")
     func levels() async throws {
+        let info = DecisionFixtures.LogCapture()
+        let (silent, silentMock) = Fixtures.client { $0.logger = info.logger(level: .info) }
+        silentMock.stub(.get, "/probe", with: [.text("ok"), .status(500)])
+        _ = try await silent.send(Probe())
+        _ = await expectCourierError { try await silent.send(Probe()) }
+        #expect(info.entries.isEmpty, "a library logs at debug unless asked")
+
         let warnings = DecisionFixtures.LogCapture()
-        let (client, mock) = Fixtures.client { $0.logger = warnings.logger(level: .warning) }
+        let (client, mock) = Fixtures.client {
+            $0.logger = warnings.logger(level: .warning)
+            $0.callLogLevel = .info
+            $0.failureLogLevel = .warning
+        }
         mock.stub(.get, "/probe", with: [.text("ok"), .status(500)])
         _ = try await client.send(Probe())
         _ = await expectCourierError { try await client.send(Probe()) }
@@ -131,10 +142,37 @@ struct RequestLogLineTests {
         #expect(!line.contains(" []"))
     }
 
-    @Test("at debug level the one line carries the request and response headers, secrets redacted")
-    func debugLevelAddsRedactedHeaders() async throws {
+    @Test("the line's facts are structured metadata: method, redacted URL, status, duration, attempts, decisions")
+    func structuredMetadata() async throws {
         let capture = DecisionFixtures.LogCapture()
         let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .debug) }
+        mock.stub(.get, "/probe", with: [.status(503), .text("ok")])
+        var probe = DecisionFixtures.textProbe(decisions: [.retry(1), .validateStatus()])
+        probe.query = ["api_key": "s3cret-key", "page": 2]
+        _ = try await client.send(probe)
+        let entry = try #require(capture.entries.onlyElement)
+        for expected in [
+            #""http.request.method": GET"#, #""http.response.status_code": 200"#, #""courier.attempts": 2"#,
+            #""courier.decisions": retry ↻ restart → validateStatus ✓ → parse ✓"#, #""courier.duration_ms": "#,
+        ] {
+            #expect(entry.metadata.contains(expected), "\(expected) in \(entry.metadata)")
+        }
+        #expect(entry.metadata.contains(#""url.full": https://api.example.com/probe?"#))
+        #expect(entry.metadata.contains("page=2"))
+        #expect(!entry.metadata.contains("s3cret-key"))
+        #expect(!entry.metadata.contains("http.request.headers"), "headers only at trace")
+
+        let failures = DecisionFixtures.LogCapture()
+        let failing = client.configured { $0.logger = failures.logger(level: .debug) }
+        mock.stub(.get, "/probe", with: .status(404))
+        _ = await expectCourierError { try await failing.send(Probe()) }
+        #expect(try #require(failures.entries.onlyElement).metadata.contains(#""error.type": unacceptableStatus"#))
+    }
+
+    @Test("at trace level the one line also carries the request and response headers, secrets redacted")
+    func traceLevelAddsRedactedHeaders() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .trace) }
         mock.stub(
             .get, "/probe", with: .text("ok", headerFields: [.setCookie: "session=s3cr3t-cookie", .server: "mock"]))
         var probe = Probe()
@@ -142,7 +180,7 @@ struct RequestLogLineTests {
         _ = try await client.send(probe)
 
         let entry = try #require(capture.entries.onlyElement)
-        #expect(entry.level == .info)
+        #expect(entry.level == .debug)
         #expect(entry.metadata.contains("Authorization: <redacted>"), "\(entry.metadata)")
         #expect(entry.metadata.contains("X-Trace: visible"))
         #expect(entry.metadata.contains("Set-Cookie: <redacted>"))
@@ -150,10 +188,10 @@ struct RequestLogLineTests {
         #expect(!entry.metadata.contains("t0ken-value"))
         #expect(!entry.metadata.contains("s3cr3t-cookie"))
 
-        let infoCapture = DecisionFixtures.LogCapture()
-        let info = client.configured { $0.logger = infoCapture.logger(level: .info) }
+        let debugCapture = DecisionFixtures.LogCapture()
+        let debug = client.configured { $0.logger = debugCapture.logger(level: .debug) }
         mock.stub(.get, "/probe", with: .text("ok"))
-        _ = try await info.send(Probe())
-        #expect(try #require(infoCapture.entries.onlyElement).metadata == "[:]")
+        _ = try await debug.send(Probe())
+        #expect(!(try #require(debugCapture.entries.onlyElement).metadata.contains("X-Trace")))
     }
 }

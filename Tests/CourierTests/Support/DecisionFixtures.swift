@@ -139,7 +139,7 @@ enum DecisionFixtures {
         func append(_ entry: Entry) { shared.update { $0.append(entry) } }
 
         /// A logger writing into this capture at `level`.
-        func logger(level: Logger.Level = .info) -> Logger {
+        func logger(level: Logger.Level = .debug) -> Logger {
             var logger = Logger(label: "courier.tests") { _ in CapturingLogHandler(capture: self) }
             logger.logLevel = level
             return logger

@@ -31,7 +31,10 @@ extension AsyncHTTPClientTransport {
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled, .requestStreamCancelled:
-                return CancellationError()
+                // AsyncHTTPClient also cancels a request itself, for instance one waiting on an HTTP/2 connection
+                // that received GOAWAY: that is a lost connection to the caller, not a cancellation of theirs.
+                if Task.isCancelled { return CancellationError() }
+                return fail(lost.0, "AsyncHTTPClient gave up the request while its connection was closing")
             case .connectTimeout:
                 return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
             case .tlsHandshakeTimeout:

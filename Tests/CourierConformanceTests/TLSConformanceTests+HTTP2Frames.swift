@@ -31,32 +31,25 @@ extension Conformance.TLSConformanceTests {
                 configuration.retryPolicy = RetryPolicy(maxRetries: 4, backoff: .none)
                 let burst = Client(
                     server: Server(baseURL: server.baseURL), transport: transport.make(), configuration: configuration)
-                var echoed: Set<String>?
-                // AsyncHTTPClient now and then fails a call of the burst with HTTPClientError.cancelled (Courier:
-                // CancellationError) while it moves between connections that said GOAWAY.
-                await withKnownIssue(
-                    "AsyncHTTPClient fails a call with .cancelled amid GOAWAYs",
-                    isIntermittent: true
-                ) {
-                    echoed = try await withThrowingTaskGroup(of: String?.self) { group in
-                        for index in 0..<20 {
-                            group.addTask {
-                                try await burst.send(HTTPSCall<Echo>(path: "/get", query: ["j": index])).args["j"]
-                            }
+                let echoed = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for index in 0..<20 {
+                        group.addTask {
+                            try await burst.send(HTTPSCall<Echo>(path: "/get", query: ["j": index])).args["j"]
                         }
-                        return try await group.reduce(into: Set<String>()) { if let index = $1 { $0.insert(index) } }
                     }
+                    return try await group.reduce(into: Set<String>()) { if let index = $1 { $0.insert(index) } }
                 }
-                if let echoed {
-                    #expect(echoed == Set((0..<20).map(String.init)))
-                    #expect(server.requestCount == 40, "a call was lost or served twice")
-                }
-                #expect(server.requestCount <= 40, "a call was served twice")
+                #expect(echoed == Set((0..<20).map(String.init)))
+                // Every call succeeds. Amid the GOAWAYs AsyncHTTPClient now and then gives up a stream whose response
+                // it had not read (HTTPClientError.cancelled, though nobody cancelled): Courier reports that as a
+                // lost connection, so these GETs are sent again (RFC 9110 §9.2.2), and the server may have served a
+                // few twice. Refused streams are never served (the next test), and a POST is never resent.
+                #expect(server.requestCount >= 40, "a call was lost")
                 #expect(server.connectionCount >= 8, "each connection serves at most 5 streams")
                 #expect(server.negotiatedProtocols.prefix(4) == [.http2, .http2, .http2, .http2])
                 let spoken = server.negotiatedProtocols.map(\.rawValue)
-                let outcome = echoed == nil ? "a burst call failed (known issue)" : "ok"
-                return "\(outcome) (\(server.connectionCount) connections: \(spoken.joined(separator: " ")))"
+                return "ok (\(server.requestCount - 20) requests for 20 calls, \(server.connectionCount) connections: "
+                    + "\(spoken.joined(separator: " ")))"
             }
         }
     }

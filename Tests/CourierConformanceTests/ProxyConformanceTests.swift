@@ -14,7 +14,7 @@ extension Conformance {
             "http through the proxy: one CONNECT tunnel per connection, the call reaches the server",
             arguments: TransportKind.all)
         func httpThroughProxy(transport: TransportKind) async throws {
-            guard let lab = ProxyLab.running() else { return }
+            let lab = try ProxyLab.running()
             try await withTestServer { server in
                 try await tlsCase("http via tinyproxy", on: transport, needs: [.proxy]) {
                     let client = proxyClient(transport, server.baseURL, proxy: lab.open)
@@ -35,11 +35,11 @@ extension Conformance {
             "https through the proxy to nginx: TLS and pins run end to end inside the tunnel",
             arguments: TransportKind.all)
         func httpsThroughProxy(transport: TransportKind) async throws {
-            guard let lab = ProxyLab.running(), let url = NginxLab.url, let trust = try NginxLab.trust(),
+            let lab = try ProxyLab.running()
+            guard let url = NginxLab.url, let trust = try NginxLab.trust(),
                 let rootPin = NginxLab.rootPin
             else {
-                print("conformance: \(transport.name) · https via tinyproxy: skipped (\(NginxLab.missingReason))")
-                return
+                try skipCase("https via tinyproxy: \(NginxLab.missingReason)")
             }
             try await tlsCase("https via tinyproxy to nginx", on: transport, needs: [.proxy, .customTrust]) {
                 var tls = TLSOptions(trust: trust)
@@ -75,7 +75,7 @@ extension Conformance {
             "proxy credentials: none → proxyAuthenticationRequired at once, not retried; right ones → ok",
             arguments: TransportKind.all)
         func proxyCredentials(transport: TransportKind) async throws {
-            guard let lab = ProxyLab.running() else { return }
+            let lab = try ProxyLab.running()
             try await withTestServer { server in
                 try await tlsCase("407 then credentials", on: transport, needs: [.proxy]) {
                     let anonymous = proxyClient(transport, server.baseURL, proxy: lab.authenticated(nil))
@@ -114,7 +114,7 @@ extension Conformance {
             "a proxy that cannot reach the server → proxyFailed; an unreachable proxy → connectionRefused",
             arguments: TransportKind.all)
         func proxyFailures(transport: TransportKind) async throws {
-            guard let lab = ProxyLab.running() else { return }
+            let lab = try ProxyLab.running()
             let closed = try Sockets.RefusingPort()
             try await tlsCase("tunnel to a closed port", on: transport, needs: [.proxy]) {
                 let client = proxyClient(transport, URL(string: "http://127.0.0.1:\(closed.port)")!, proxy: lab.open)
@@ -142,7 +142,7 @@ extension Conformance {
             "environment proxies only when asked: http_proxy used, no_proxy bypasses, direct ignores them",
             arguments: TransportKind.all)
         func environmentProxies(transport: TransportKind) async throws {
-            guard let lab = ProxyLab.running() else { return }
+            let lab = try ProxyLab.running()
             let deadProxy = try Sockets.RefusingPort()
             try await withTestServer { server in
                 try await tlsCase("ProxyOptions.environment", on: transport, needs: [.proxy]) {
@@ -182,10 +182,7 @@ extension Conformance {
                 let mitmCA = environment["COURIER_MITM_CA"], let url = NginxLab.url, let trust = try NginxLab.trust(),
                 let rootPin = NginxLab.rootPin
             else {
-                print(
-                    "conformance: \(transport.name) · mitmproxy: skipped (COURIER_MITM_URL or the nginx lab is missing)"
-                )
-                return
+                try skipCase("mitmproxy: COURIER_MITM_URL or the nginx lab is missing (scripts/test starts them)")
             }
             try await tlsCase("pinned host via mitmproxy", on: transport, needs: [.proxy, .customTrust, .pinning]) {
                 var configuration = Client.Configuration()
@@ -242,16 +239,15 @@ struct ProxyLab {
 
     static let missingReason = "COURIER_PROXY_URL is not set: run scripts/test, or source scripts/tinyproxy"
 
-    /// The running lab, or `nil` after printing why it is skipped.
-    static func running(_ function: String = #function) -> ProxyLab? {
+    /// The running lab; skips the test case (``skipCase(_:sourceLocation:)``) when it is not running.
+    static func running(_ function: String = #function) throws -> ProxyLab {
         let environment = ProcessInfo.processInfo.environment
         guard let open = environment["COURIER_PROXY_URL"].flatMap(URL.init(string:)),
             let auth = environment["COURIER_PROXY_AUTH_URL"].flatMap(URL.init(string:)),
             let log = environment["COURIER_PROXY_LOG"], let user = environment["COURIER_PROXY_USER"],
             let password = environment["COURIER_PROXY_PASSWORD"]
         else {
-            print("conformance: proxy · \(function): skipped (\(missingReason))")
-            return nil
+            try skipCase("\(function): \(missingReason)")
         }
         return ProxyLab(
             openURL: open, authURL: auth, log: URL(fileURLWithPath: log), user: user, password: password)

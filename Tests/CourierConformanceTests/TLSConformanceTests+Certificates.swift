@@ -63,7 +63,7 @@ extension Conformance.TLSConformanceTests {
         } else if let variant = bad.nginxVariant, let url = NginxLab.url(variant), let trust = try NginxLab.trust() {
             try await check(url, TLSOptions(trust: trust), nil)
         } else {
-            print("conformance: \(transport.name) · \(bad.name): skipped (\(NginxLab.missingReason))")
+            try skipCase("\(bad.name): \(NginxLab.missingReason)")
         }
     }
 
@@ -112,8 +112,7 @@ extension Conformance.TLSConformanceTests {
     func minimumVersion(transport: TransportKind, target: TLSTarget) async throws {
         guard let protocols = target.protocols else {
             guard let url = NginxLab.url("TLS11"), let trust = try NginxLab.trust() else {
-                print("conformance: \(transport.name) · TLS 1.1 server (nginx): skipped (\(NginxLab.missingReason))")
-                return
+                try skipCase("TLS 1.1 server (nginx): \(NginxLab.missingReason)")
             }
             try await Self.checkMinimumVersion(transport, target, url, TLSOptions(trust: trust), nil)
             return

@@ -28,8 +28,7 @@ struct TLSTarget: Sendable, CustomTestStringConvertible, Hashable {
     ) async throws -> Bool {
         guard let protocols else {
             guard let url = NginxLab.url, let trust = try NginxLab.trust() else {
-                print("conformance: \(transport.name) · \(caseName) (nginx): skipped (\(NginxLab.missingReason))")
-                return false
+                try skipCase("\(caseName) (nginx): \(NginxLab.missingReason)")
             }
             try await body(url, TLSOptions(trust: trust), nil)
             return true

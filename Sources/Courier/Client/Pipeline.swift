@@ -21,6 +21,11 @@ struct Pipeline<R: Request>: Sendable {
 
     /// Runs the call under the request's (or client's) deadline, then logs its one line.
     func run() async throws -> R.Response {
+        try await exchange().value
+    }
+
+    /// Runs the call like ``run()`` and returns its value with what happened on the wire.
+    func exchange() async throws -> Exchange<R.Response> {
         let start = ContinuousClock.now
         let state = LockedBox(CallRecord(events: events))
         configuration.activity?.begin()
@@ -33,9 +38,19 @@ struct Pipeline<R: Request>: Sendable {
             } else {
                 value = try await attempts(deadline: nil, state: state)
             }
-            log(state.withLock { $0 }, start: start, error: nil)
+            let record = state.withLock { $0 }
+            log(record, start: start, error: nil)
             state.withLock { $0.emitFinished() }
-            return value
+            return Exchange(
+                value: value,
+                request: record.request.map(configuration.redactor.redact),
+                response: record.response,
+                trace: record.trace,
+                attempts: max(1, record.attempt),
+                duration: ContinuousClock.now - start,
+                negotiatedProtocol: record.negotiatedProtocol,
+                bodySize: record.bodySize
+            )
         } catch {
             let record = state.withLock { $0 }
             let error = record.finalize(error, redactor: configuration.redactor)

@@ -1,0 +1,58 @@
+import Courier
+import Foundation
+import Testing
+
+/// One-off calls without a `Request` type, and `exchange(for:)`: the value with its status, headers and trace.
+extension Conformance {
+    @Suite("One-off calls and exchanges")
+    struct OneOffConformanceTests {
+        @Test("client.get / post / call decode JSON, text and bytes", arguments: TransportKind.all, ServerKind.all)
+        func oneOffCalls(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let client = makeClient(transport, baseURL)
+                let echo = try await client.get("/get", query: ["q": "a b"], headers: ["X-One": "off"], as: Echo.self)
+                #expect(echo.args == ["q": "a b"])
+                #expect(echo.headers["X-One"] == "off")
+                let posted = try await client.post("/post", body: .json(["name": "Ada"]), as: Echo.self)
+                #expect(posted.json == .object(["name": .string("Ada")]))
+                let bytes = try await client.get("/bytes/16", as: Data.self)
+                #expect(bytes.count == 16)
+                let text = try await client.get("/robots.txt", as: String.self)
+                #expect(text.contains("Disallow"))
+                let deleted = try await client.call(.delete, "/delete", as: Echo.self)
+                #expect(deleted.url.hasSuffix("/delete"))
+                let missing = await expectCourierError { try await client.get("/status/404", as: Data.self) }
+                #expect(missing?.response?.status.code == 404)
+            }
+        }
+
+        @Test(
+            "exchange(for:) returns the value with status, header fields, attempts, trace and duration",
+            arguments: TransportKind.all, ServerKind.all)
+        func exchange(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let client = makeClient(transport, baseURL)
+                let exchange = try await client.exchange(
+                    for: OneOffCall(path: "/response-headers", query: ["X-RateLimit-Remaining": "41"]))
+                #expect(exchange.status == .ok)
+                #expect(exchange.headerFields[HTTPField.Name("X-RateLimit-Remaining")!] == "41")
+                #expect(exchange.attempts == 1)
+                #expect(exchange.trace.description.contains("validateStatus ✓"))
+                #expect(exchange.duration > .zero)
+                #expect(exchange.request?.path?.hasPrefix("/response-headers?") == true)
+                #expect(exchange.bodySize == exchange.value.count)
+                // A redirect is one more attempt, and the exchange describes the final response.
+                let redirected = try await client.exchange(for: OneOffCall(path: "/redirect/1"))
+                #expect(redirected.attempts == 2)
+                #expect(redirected.request?.path == "/get")
+            }
+        }
+    }
+}
+
+/// A request returning the raw body.
+private struct OneOffCall: Request {
+    typealias Response = Data
+    var path: String
+    var query: Parameters? = nil
+}

@@ -107,6 +107,8 @@ public struct AsyncHTTPClientTransport: Transport {
     private let sharedConfiguration: Configuration?
     private let decompresses: Bool
     private let timeouts: Timeouts
+    /// Whether ``shutdown()`` shuts ``client`` down: only for a client made by ``init(clientConfiguration:)``.
+    private let ownsClient: Bool
 
     /// Creates a transport on the process-wide client for `configuration`.
     public init(configuration: Configuration = Configuration()) {
@@ -114,6 +116,45 @@ public struct AsyncHTTPClientTransport: Transport {
         self.sharedConfiguration = configuration
         self.decompresses = configuration.decompressionRatioLimit != nil
         self.timeouts = configuration.timeouts
+        self.ownsClient = false
+    }
+
+    /// Creates a transport that owns a new `HTTPClient` made from your AsyncHTTPClient configuration (its pool,
+    /// timeouts, TLS, proxy and decompression as you set them), except that redirects are left to Courier
+    /// (`redirectConfiguration` becomes `.disallow`).
+    ///
+    /// Shut it down with ``shutdown()``, or run the transport as a swift-service-lifecycle `Service` in your
+    /// server's `ServiceGroup`: it then shuts its client down on graceful shutdown.
+    ///
+    /// ```swift
+    /// var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
+    /// configuration.httpVersion = .http1Only
+    /// let transport = AsyncHTTPClientTransport(clientConfiguration: configuration)
+    /// let services = ServiceGroup(services: [transport, app], logger: logger)  // shut down with the app
+    /// ```
+    public init(clientConfiguration: HTTPClient.Configuration) {
+        var configuration = clientConfiguration
+        configuration.redirectConfiguration = .disallow
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.sharedConfiguration = nil
+        if case .enabled = configuration.decompression {
+            self.decompresses = true
+        } else {
+            self.decompresses = false
+        }
+        self.timeouts = Timeouts(
+            connect: configuration.timeout.connect.map { .nanoseconds($0.nanoseconds) },
+            idle: configuration.timeout.read.map { .nanoseconds($0.nanoseconds) }
+        )
+        self.ownsClient = true
+    }
+
+    /// Shuts down the `HTTPClient` this transport owns (one made by ``init(clientConfiguration:)``): calls in flight
+    /// fail, later ones fail with ``Courier/CourierError/Code/transportFailed``. Does nothing for the process-wide
+    /// client of ``init(configuration:)`` or a client passed to ``init(client:decompresses:)`` (yours to shut down).
+    public func shutdown() async throws {
+        guard ownsClient else { return }
+        try await client.shutdown()
     }
 
     /// Creates a transport on your own `HTTPClient`, which you shut down.
@@ -130,6 +171,7 @@ public struct AsyncHTTPClientTransport: Transport {
         self.sharedConfiguration = nil
         self.decompresses = decompresses
         self.timeouts = Timeouts(connect: nil, idle: nil)
+        self.ownsClient = false
     }
 
     /// Sends the request and returns once the response head arrives; the body streams afterwards.

@@ -38,31 +38,18 @@ enum TLSDiagnosis {
     /// The chain `host`:`port` presents, or `nil` when no handshake got that far within `timeout`.
     private static func presentedChain(host: String, port: Int, timeout: TimeAmount) async -> [NIOSSLCertificate]? {
         let recorded = LockedBox<[NIOSSLCertificate]?>(nil)
-        do {
-            let context = try NIOSSLContext(configuration: TLSMapping.baseConfiguration)
-            let serverName = isIPAddress(host) ? nil : host
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(timeout)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let handler = try NIOSSLClientHandler(
-                            context: context,
-                            serverHostname: serverName,
-                            customVerificationCallback: { certificates, promise in
-                                recorded.withLock { $0 = certificates }
-                                promise.succeed(.failed)
-                            }
-                        )
-                        try channel.pipeline.syncOperations.addHandler(handler)
+        await probe(host: host, port: port, timeout: timeout, configuration: TLSMapping.baseConfiguration) {
+            serverName, context in
+            [
+                try NIOSSLClientHandler(
+                    context: context,
+                    serverHostname: serverName,
+                    customVerificationCallback: { certificates, promise in
+                        recorded.withLock { $0 = certificates }
+                        promise.succeed(.failed)
                     }
-                }
-                .connect(host: host, port: port)
-                .get()
-            let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
-            try? await channel.closeFuture.get()
-            deadline.cancel()
-        } catch {
-            return recorded.withLock { $0 }
+                )
+            ]
         }
         return recorded.withLock { $0 }
     }
@@ -76,18 +63,31 @@ enum TLSDiagnosis {
     /// it) and waits for that alert.
     static func requiresClientCertificate(host: String, port: Int, timeout: TimeAmount) async -> Bool {
         let alerted = LockedBox(false)
+        var configuration = TLSMapping.baseConfiguration
+        configuration.certificateVerification = .none
+        await probe(host: host, port: port, timeout: timeout, configuration: configuration) { serverName, context in
+            [try NIOSSLClientHandler(context: context, serverHostname: serverName), AlertWatcher(alerted: alerted)]
+        }
+        return alerted.withLock { $0 }
+    }
+
+    /// Connects to `host`:`port` with the handlers `makeHandlers` returns, and waits until the channel closes or
+    /// `timeout` passes. Sends no request: the handlers only watch the handshake.
+    private static func probe(
+        host: String,
+        port: Int,
+        timeout: TimeAmount,
+        configuration: TLSConfiguration,
+        _ makeHandlers: @escaping @Sendable (String?, NIOSSLContext) throws -> [any ChannelHandler]
+    ) async {
         do {
-            var configuration = TLSMapping.baseConfiguration
-            configuration.certificateVerification = .none
             let context = try NIOSSLContext(configuration: configuration)
             let serverName = isIPAddress(host) ? nil : host
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(timeout)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            try NIOSSLClientHandler(context: context, serverHostname: serverName))
-                        try channel.pipeline.syncOperations.addHandler(AlertWatcher(alerted: alerted))
+                        try channel.pipeline.syncOperations.addHandlers(try makeHandlers(serverName, context))
                     }
                 }
                 .connect(host: host, port: port)
@@ -96,9 +96,8 @@ enum TLSDiagnosis {
             try? await channel.closeFuture.get()
             deadline.cancel()
         } catch {
-            return alerted.withLock { $0 }
+            return
         }
-        return alerted.withLock { $0 }
     }
 
     /// Notes a `certificate_required` (TLS 1.3) or `handshake_failure`-for-a-certificate alert, then closes.

@@ -15,8 +15,9 @@ public import Tracing
 /// configuration.addTracing(TracingMonitor())                  // InstrumentationSystem.tracer, as bootstrapped
 /// ```
 ///
-/// The call span is named after the request type (`GetUser`) and is a child of the caller's current span; an
-/// attempt span is named after the method (`GET`), kind `client`, with OpenTelemetry HTTP attributes
+/// The call span is named after the request type (`GetUser`), kind `internal` (it spans Courier's work: adapters,
+/// decisions, retries, parsing), and is a child of the caller's current span; each attempt is a child span named
+/// after the method (`GET`), kind `client` (the only spans that stand for a request on the wire), with OpenTelemetry HTTP attributes
 /// (`http.request.method`, `url.full` redacted, `server.address`, `http.response.status_code`,
 /// `http.request.resend_count`, `error.type`). Retries, refreshes and cache results are events on the call span.
 /// An attempt span ends when its response has been read (its first decision) or the attempt failed; the call span
@@ -97,7 +98,7 @@ public final class TracingMonitor: EventMonitor, RequestAdapter {
                 spans.call.end()
             }
         }
-        return CallSpans(call: tracer.startSpan("HTTP", context: parent, ofKind: .client))
+        return CallSpans(call: tracer.startSpan("HTTP", context: parent, ofKind: .internal))
     }
 
     // MARK: Monitor (off the request path)
@@ -186,7 +187,7 @@ public final class TracingMonitor: EventMonitor, RequestAdapter {
         let call =
             spans?.call
             ?? tracer.startSpan(
-                "HTTP", context: InstrumentationContext.topLevel, ofKind: .client,
+                "HTTP", context: InstrumentationContext.topLevel, ofKind: .internal,
                 at: timestamp(of: event.instant - event.elapsed))
         call.operationName = event.requestName
         call.updateAttributes { attributes in

@@ -40,7 +40,7 @@ struct TracingMonitorTests {
         #expect(spans.count == 3)
         #expect(attempts.count == 2)
         #expect(call.parentSpanID == nil)
-        #expect(call.kind == .client)
+        #expect(call.kind == .internal)
         #expect(call.attributes["courier.attempts"]?.toSpanAttribute() == .int64(2))
         #expect(call.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
         #expect(call.events.map(\.name) == ["retry"])

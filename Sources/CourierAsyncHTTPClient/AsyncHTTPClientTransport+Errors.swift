@@ -3,6 +3,7 @@ import Courier
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 
@@ -94,10 +95,12 @@ extension AsyncHTTPClientTransport {
                 return fail(.connectionFailed, "the connection failed (\(error))")
             }
         }
-        if let reset = HTTP2StreamReset(error) {
-            // One stream ended, not the connection: as a reset connection on HTTP/1.1.
+        if let closed = error as? NIOHTTP2Errors.StreamClosed {
+            // One stream ended, not the connection: as a reset connection on HTTP/1.1. NIOHTTP2 reports a stream
+            // that a GOAWAY's lower last stream ID dropped as CANCEL, not REFUSED_STREAM, so such a refusal reads
+            // like any other reset.
             let message =
-                reset == .refused
+                closed.errorCode == .refusedStream
                 ? "the server refused the HTTP/2 stream without processing the request (REFUSED_STREAM)"
                 : "the server reset the HTTP/2 stream, or ended the connection with GOAWAY, before a response arrived"
             return fail(lost.0, phase == .body ? lost.1 : message)
@@ -106,25 +109,6 @@ extension AsyncHTTPClientTransport {
             return fail(tls.code, tls.message)
         }
         return fail(.transportFailed, "the transport failed (\(String(describing: type(of: error))))")
-    }
-
-    /// An HTTP/2 stream closed under a call: NIOHTTP2's `StreamClosed`, which AsyncHTTPClient passes through when
-    /// the server sends `RST_STREAM`, or when its `GOAWAY` names a lower last stream ID (NIOHTTP2 1.46 then reports
-    /// `CANCEL`, not `REFUSED_STREAM`, so a refusal by `GOAWAY` looks like any other reset).
-    ///
-    /// Matched by type name and read by reflection: this target does not depend on NIOHTTP2 itself. The HTTP/2
-    /// conformance tests (`TLSConformanceTests+HTTP2Frames.swift`) fail if either changes.
-    private enum HTTP2StreamReset {
-        /// `REFUSED_STREAM`: the server did not process the request.
-        case refused
-        /// Any other code: the server may have processed the request.
-        case other
-
-        init?(_ error: any Error) {
-            guard String(reflecting: type(of: error)) == "NIOHTTP2.NIOHTTP2Errors.StreamClosed" else { return nil }
-            let code = Mirror(reflecting: error).descendant("errorCode", "_networkCode") as? UInt32
-            self = code == 0x7 ? .refused : .other
-        }
     }
 
     /// A failed connection attempt: refused, unreachable, or a name that did not resolve.

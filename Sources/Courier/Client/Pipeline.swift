@@ -21,11 +21,27 @@ struct Pipeline<R: Request>: Sendable {
 
     /// Runs the call under the request's (or client's) deadline, then logs its one line.
     func run() async throws -> R.Response {
-        try await exchange().value
+        try await perform().value
     }
 
-    /// Runs the call like ``run()`` and returns its value with what happened on the wire.
+    /// Runs the call like ``run()`` and returns its value with what happened on the wire (only built here, so that
+    /// ``run()`` does no redaction or copying it does not need).
     func exchange() async throws -> Exchange<R.Response> {
+        let (value, record, duration) = try await perform()
+        return Exchange(
+            value: value,
+            request: record.request.map(configuration.redactor.redact),
+            response: record.response,
+            trace: record.trace,
+            attempts: max(1, record.attempt),
+            duration: duration,
+            negotiatedProtocol: record.negotiatedProtocol,
+            bodySize: record.bodySize
+        )
+    }
+
+    /// The call itself: its value, its record and its duration.
+    private func perform() async throws -> (value: R.Response, record: CallRecord, duration: Duration) {
         let start = ContinuousClock.now
         let state = LockedBox(CallRecord(events: events))
         configuration.activity?.begin()
@@ -41,16 +57,7 @@ struct Pipeline<R: Request>: Sendable {
             let record = state.withLock { $0 }
             log(record, start: start, error: nil)
             state.withLock { $0.emitFinished() }
-            return Exchange(
-                value: value,
-                request: record.request.map(configuration.redactor.redact),
-                response: record.response,
-                trace: record.trace,
-                attempts: max(1, record.attempt),
-                duration: ContinuousClock.now - start,
-                negotiatedProtocol: record.negotiatedProtocol,
-                bodySize: record.bodySize
-            )
+            return (value, record, ContinuousClock.now - start)
         } catch {
             let record = state.withLock { $0 }
             let error = record.finalize(error, redactor: configuration.redactor)

@@ -9,11 +9,21 @@ struct RequestLogLine: CustomStringConvertible {
     let elapsed: Duration
     let redactor: Redactor
     let error: (any Error)?
+    /// The request's URL, secrets redacted: redacted once for the line and its metadata.
+    private let url: String?
+
+    init(record: CallRecord, elapsed: Duration, redactor: Redactor, error: (any Error)?) {
+        self.record = record
+        self.elapsed = elapsed
+        self.redactor = redactor
+        self.error = error
+        self.url = record.request.map { Redactor.displayURL(of: redactor.redact($0)) }
+    }
 
     var description: String {
         var line: String
-        if let request = record.request {
-            line = "\(request.method) \(Redactor.displayURL(of: redactor.redact(request)))"
+        if let request = record.request, let url {
+            line = "\(request.method) \(url)"
         } else {
             line = "(unresolved request)"
         }
@@ -49,7 +59,7 @@ struct RequestLogLine: CustomStringConvertible {
         var metadata: Logger.Metadata = [:]
         if let request = record.request {
             metadata["http.request.method"] = .string(request.method.rawValue)
-            metadata["url.full"] = .string(Redactor.displayURL(of: redactor.redact(request)))
+            if let url { metadata["url.full"] = .string(url) }
             if withHeaders {
                 metadata["http.request.headers"] = .string(Self.format(redactor.redact(request.headerFields)))
             }

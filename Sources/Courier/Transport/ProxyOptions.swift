@@ -24,7 +24,7 @@ public import Foundation
 public struct ProxyOptions: Hashable, Sendable {
     enum Storage: Hashable, Sendable {
         case direct
-        case server(Endpoint, bypass: [String])
+        case server(Endpoint, bypass: Bypass)
         case environment(EnvironmentVariables)
     }
 
@@ -48,7 +48,8 @@ public struct ProxyOptions: Hashable, Sendable {
         credentials: Credentials? = nil,
         bypass: [String] = []
     ) -> ProxyOptions {
-        ProxyOptions(storage: .server(Endpoint(host: host, port: port, credentials: credentials), bypass: bypass))
+        ProxyOptions(
+            storage: .server(Endpoint(host: host, port: port, credentials: credentials), bypass: Bypass(bypass)))
     }
 
     /// The proxies the process's environment names, read now, with curl's rules.
@@ -85,7 +86,7 @@ public struct ProxyOptions: Hashable, Sendable {
         case .direct:
             return nil
         case .server(let endpoint, let bypass):
-            return Bypass(bypass).matches(host) ? nil : endpoint
+            return bypass.matches(host) ? nil : endpoint
         case .environment(let variables):
             return try variables.endpoint(scheme: url.scheme?.lowercased() ?? "", host: host)
         }
@@ -140,12 +141,12 @@ extension ProxyOptions {
 }
 
 extension ProxyOptions {
-    /// The proxy variables of an environment, as curl reads them.
+    /// The proxy variables of an environment, as curl reads them, parsed once when the options are made.
     struct EnvironmentVariables: Hashable, Sendable {
-        let http: String?
-        let https: String?
-        let all: String?
-        let noProxy: String?
+        let http: Variable?
+        let https: Variable?
+        let all: Variable?
+        let noProxy: Bypass?
 
         init(_ variables: [String: String]) {
             func value(_ names: String...) -> String? {
@@ -156,44 +157,53 @@ extension ProxyOptions {
                 }
                 return nil
             }
-            http = value("http_proxy")
-            https = value("https_proxy", "HTTPS_PROXY")
-            all = value("all_proxy", "ALL_PROXY")
-            noProxy = value("no_proxy", "NO_PROXY")
+            http = value("http_proxy").map { Variable($0, name: "http_proxy") }
+            https = value("https_proxy", "HTTPS_PROXY").map { Variable($0, name: "https_proxy") }
+            all = value("all_proxy", "ALL_PROXY").map { Variable($0, name: "all_proxy") }
+            noProxy = value("no_proxy", "NO_PROXY").map { Bypass($0.split(separator: ",").map(String.init)) }
         }
 
         var isEmpty: Bool { http == nil && https == nil && all == nil }
 
         func endpoint(scheme: String, host: String) throws(CourierError) -> Endpoint? {
-            let name: String
-            let value: String
+            let variable: Variable
             switch (scheme, http, https, all) {
-            case ("http", let http?, _, _): (name, value) = ("http_proxy", http)
-            case ("https", _, let https?, _): (name, value) = ("https_proxy", https)
-            case (_, _, _, let all?): (name, value) = ("all_proxy", all)
+            case ("http", let http?, _, _): variable = http
+            case ("https", _, let https?, _): variable = https
+            case (_, _, _, let all?): variable = all
             default: return nil
             }
-            if let noProxy, Bypass(noProxy.split(separator: ",").map(String.init)).matches(host) { return nil }
-            return try Self.parse(value, variable: name)
+            if let noProxy, noProxy.matches(host) { return nil }
+            switch variable.parsed {
+            case .endpoint(let endpoint):
+                return endpoint
+            case .unusable(let code, let message):
+                throw CourierError(code: code, stage: .transport, message: message)
+            }
+        }
+    }
+
+    /// One proxy variable: the proxy it names, or why it names none a transport can use.
+    struct Variable: Hashable, Sendable {
+        enum Parsed: Hashable, Sendable {
+            case endpoint(Endpoint)
+            case unusable(CourierError.Code, String)
         }
 
+        let parsed: Parsed
+
         /// Reads `host:port` or `http://[user:password@]host[:port][/]`.
-        static func parse(_ value: String, variable: String) throws(CourierError) -> Endpoint {
+        init(_ value: String, name: String) {
             let text = value.contains("://") ? value : "http://" + value
             guard let components = URLComponents(string: text), let host = components.host, !host.isEmpty else {
-                throw CourierError(
-                    code: .invalidURL,
-                    stage: .transport,
-                    message: "invalid URL: the proxy in \(variable) is not a host:port or http:// URL"
-                )
+                parsed = .unusable(.invalidURL, "invalid URL: the proxy in \(name) is not a host:port or http:// URL")
+                return
             }
             let scheme = components.scheme?.lowercased() ?? "http"
             guard scheme == "http" else {
-                throw CourierError(
-                    code: .unsupported,
-                    stage: .transport,
-                    message: "unsupported: \(variable) names a \(scheme):// proxy; only http:// proxies are supported"
-                )
+                parsed = .unusable(
+                    .unsupported, "unsupported: \(name) names a \(scheme):// proxy; only http:// proxies are supported")
+                return
             }
             let credentials = components.percentEncodedUser.map { user in
                 Credentials(
@@ -201,15 +211,20 @@ extension ProxyOptions {
                     password: components.percentEncodedPassword.map { $0.removingPercentEncoding ?? $0 } ?? ""
                 )
             }
-            return Endpoint(host: host, port: components.port ?? 1080, credentials: credentials)
+            parsed = .endpoint(Endpoint(host: host, port: components.port ?? 1080, credentials: credentials))
         }
     }
 
     /// A `NO_PROXY`-style list of hosts reached directly.
-    struct Bypass {
+    struct Bypass: Hashable, Sendable {
+        private struct Block: Hashable, Sendable {
+            let address: UInt32
+            let prefix: Int
+        }
+
         private var matchesAll = false
         private var names: [String] = []
-        private var blocks: [(address: UInt32, prefix: Int)] = []
+        private var blocks: [Block] = []
 
         init(_ entries: [String]) {
             for entry in entries {
@@ -221,7 +236,7 @@ extension ProxyOptions {
                 if let slash = entry.firstIndex(of: "/"), let address = Self.ipv4(entry[..<slash]),
                     let prefix = Int(entry[entry.index(after: slash)...]), (0...32).contains(prefix)
                 {
-                    blocks.append((address, prefix))
+                    blocks.append(Block(address: address, prefix: prefix))
                     continue
                 }
                 // `host:port` and `[v6]:port`: the port is ignored.

@@ -8,10 +8,24 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+let applePlatforms: [Platform] = [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst]
+
+/// A dependency only resolved and built where one of `traits` is on. Swift 6.2.0 mishandled trait-conditioned
+/// dependencies (swiftlang/swift-package-manager#9141; swift-otel works around it the same way), so with that
+/// compiler they are always included; the code still checks the trait.
+func traitGated(_ traits: Set<String>) -> TargetDependencyCondition? {
+    #if compiler(>=6.2) && compiler(<6.2.1)
+        return nil
+    #else
+        return .when(traits: traits)
+    #endif
+}
+
 let package = Package(
     name: "Courier",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
+        // `import Courier`: the core and the transport the traits choose (see `Client(baseURL:)`).
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
         .library(name: "CourierAsyncHTTPClient", targets: ["CourierAsyncHTTPClient"]),
@@ -19,6 +33,24 @@ let package = Package(
         .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
         .library(name: "CourierObservability", targets: ["CourierObservability"]),
         .executable(name: "courier-demo", targets: ["courier-demo"]),
+    ],
+    traits: [
+        .trait(
+            name: "AsyncHTTPClient",
+            description: """
+                The AsyncHTTPClient transport (SwiftNIO, BoringSSL) and the default transport on every platform. \
+                Servers keep it on; an iOS or macOS app can turn it off to resolve only swift-http-types and swift-log.
+                """
+        ),
+        .trait(
+            name: "TestServer",
+            description: "CourierTestServer, the embedded HTTP/1.1, HTTP/2 and TLS server for tests (SwiftNIO)."
+        ),
+        .trait(
+            name: "Observability",
+            description: "CourierObservability: swift-metrics and swift-distributed-tracing monitors."
+        ),
+        .default(enabledTraits: ["AsyncHTTPClient", "TestServer", "Observability"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -38,7 +70,7 @@ let package = Package(
     ],
     targets: [
         .target(
-            name: "Courier",
+            name: "CourierCore",
             dependencies: [
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -46,9 +78,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "Courier",
+            dependencies: [
+                "CourierCore",
+                .target(name: "CourierAsyncHTTPClient", condition: .when(traits: ["AsyncHTTPClient"])),
+                .target(name: "CourierURLSession", condition: .when(platforms: applePlatforms)),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CourierTesting",
             dependencies: [
-                "Courier",
+                "CourierCore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
@@ -56,24 +97,28 @@ let package = Package(
         .target(
             name: "CourierAsyncHTTPClient",
             dependencies: [
-                "Courier",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "CourierCore",
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client", condition: traitGated(["AsyncHTTPClient"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOCore", package: "swift-nio", condition: traitGated(["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: traitGated(["AsyncHTTPClient"])),
+                .product(
+                    name: "NIOHTTPCompression", package: "swift-nio-extras", condition: traitGated(["AsyncHTTPClient"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: traitGated(["AsyncHTTPClient"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: traitGated(["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: traitGated(["AsyncHTTPClient"])),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                    condition: traitGated(["AsyncHTTPClient"])),
             ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CourierURLSession",
             dependencies: [
-                "Courier",
+                "CourierCore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -82,26 +127,30 @@ let package = Package(
         .target(
             name: "CourierObservability",
             dependencies: [
-                "Courier",
+                "CourierCore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics", condition: traitGated(["Observability"])),
+                .product(
+                    name: "Tracing", package: "swift-distributed-tracing", condition: traitGated(["Observability"])),
+                .product(
+                    name: "Instrumentation", package: "swift-distributed-tracing",
+                    condition: traitGated(["Observability"])),
             ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CourierTestServer",
             dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio", condition: traitGated(["TestServer"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: traitGated(["TestServer"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: traitGated(["TestServer"])),
+                .product(
+                    name: "NIOHTTPCompression", package: "swift-nio-extras", condition: traitGated(["TestServer"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: traitGated(["TestServer"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: traitGated(["TestServer"])),
+                .product(name: "X509", package: "swift-certificates", condition: traitGated(["TestServer"])),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: traitGated(["TestServer"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: traitGated(["TestServer"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -176,6 +225,7 @@ let package = Package(
             name: "CourierTests",
             dependencies: [
                 "Courier",
+                "CourierCore",
                 "CourierTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

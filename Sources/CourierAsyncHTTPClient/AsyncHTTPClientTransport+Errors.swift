@@ -1,179 +1,181 @@
-import AsyncHTTPClient
-import Courier
-import Foundation
-import NIOCore
-import NIOHTTP1
-import NIOHTTP2
-import NIOHTTPCompression
-import NIOPosix
+#if AsyncHTTPClient
+    import AsyncHTTPClient
+    import CourierCore
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+    import NIOHTTP2
+    import NIOHTTPCompression
+    import NIOPosix
 
-extension AsyncHTTPClientTransport {
-    /// Where in the exchange an error happened: it decides between a connection failure and a cut-short body.
-    enum Phase {
-        /// Connecting, sending, or waiting for the response head.
-        case head
-        /// Reading the body after the head arrived.
-        case body
-    }
-
-    /// Maps AsyncHTTPClient and NIO errors to ``CourierError`` codes; cancellation stays `CancellationError`.
-    ///
-    /// Messages name the failure in Courier's words, never the underlying error's text (which may carry a URL):
-    /// the error itself stays available as ``Courier/CourierError/underlyingError``.
-    static func translate(_ error: any Error, phase: Phase, timeouts: Timeouts) -> any Error {
-        if error is CancellationError || error is CourierError { return error }
-        func fail(_ code: CourierError.Code, _ message: String) -> CourierError {
-            CourierError(code: code, stage: .transport, message: message, underlyingError: error)
+    extension AsyncHTTPClientTransport {
+        /// Where in the exchange an error happened: it decides between a connection failure and a cut-short body.
+        enum Phase {
+            /// Connecting, sending, or waiting for the response head.
+            case head
+            /// Reading the body after the head arrived.
+            case body
         }
-        let lost: (CourierError.Code, String) =
-            phase == .body
-            ? (.truncatedResponse, "truncated: the connection ended before the body was complete")
-            : (.connectionReset, "the connection was closed before a response arrived")
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .cancelled, .requestStreamCancelled:
-                // AsyncHTTPClient also cancels a request itself, for instance one waiting on an HTTP/2 connection
-                // that received GOAWAY: that is a lost connection to the caller, not a cancellation of theirs.
-                if Task.isCancelled { return CancellationError() }
-                return fail(lost.0, "AsyncHTTPClient gave up the request while its connection was closing")
-            case .connectTimeout:
-                return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
-            case .tlsHandshakeTimeout:
-                return fail(.connectTimeout, "the TLS handshake did not finish within the connect timeout")
-            case .deadlineExceeded:
-                return fail(.timedOut, "the call did not finish within its deadline")
-            case .readTimeout:
-                return fail(.idleTimeout, "no byte arrived for \(timeouts.idleText)")
-            case .writeTimeout:
-                return fail(.idleTimeout, "the request could not be written within the write timeout")
-            case .getConnectionFromPoolTimeout:
-                return fail(.connectTimeout, "no pooled connection became free within the connect timeout")
-            case .remoteConnectionClosed, .uncleanShutdown:
-                return fail(lost.0, lost.1)
-            case .bodyLengthMismatch:
-                return fail(
-                    phase == .body ? .truncatedResponse : .malformedResponse,
-                    "the body's length does not match its framing")
-            case .identityCodingIncorrectlyPresent, .contentLengthMissing:
-                return fail(.malformedResponse, "the response's framing is invalid")
-            case .proxyAuthenticationRequired:
-                return fail(
-                    .proxyAuthenticationRequired,
-                    "the proxy answered 407 Proxy Authentication Required: its credentials are missing or wrong")
-            case .invalidProxyResponse:
-                return fail(.proxyFailed, "the proxy refused to open a tunnel to the server")
-            case .httpProxyHandshakeTimeout:
-                return fail(.connectTimeout, "the proxy did not open a tunnel within \(timeouts.connectText)")
-            case .traceRequestWithBody:
-                return fail(.invalidBody, "a TRACE request must not have a body")
+
+        /// Maps AsyncHTTPClient and NIO errors to ``CourierError`` codes; cancellation stays `CancellationError`.
+        ///
+        /// Messages name the failure in Courier's words, never the underlying error's text (which may carry a URL):
+        /// the error itself stays available as `CourierError.underlyingError`.
+        static func translate(_ error: any Error, phase: Phase, timeouts: Timeouts) -> any Error {
+            if error is CancellationError || error is CourierError { return error }
+            func fail(_ code: CourierError.Code, _ message: String) -> CourierError {
+                CourierError(code: code, stage: .transport, message: message, underlyingError: error)
+            }
+            let lost: (CourierError.Code, String) =
+                phase == .body
+                ? (.truncatedResponse, "truncated: the connection ended before the body was complete")
+                : (.connectionReset, "the connection was closed before a response arrived")
+            if let error = error as? HTTPClientError {
+                switch error {
+                case .cancelled, .requestStreamCancelled:
+                    // AsyncHTTPClient also cancels a request itself, for instance one waiting on an HTTP/2 connection
+                    // that received GOAWAY: that is a lost connection to the caller, not a cancellation of theirs.
+                    if Task.isCancelled { return CancellationError() }
+                    return fail(lost.0, "AsyncHTTPClient gave up the request while its connection was closing")
+                case .connectTimeout:
+                    return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
+                case .tlsHandshakeTimeout:
+                    return fail(.connectTimeout, "the TLS handshake did not finish within the connect timeout")
+                case .deadlineExceeded:
+                    return fail(.timedOut, "the call did not finish within its deadline")
+                case .readTimeout:
+                    return fail(.idleTimeout, "no byte arrived for \(timeouts.idleText)")
+                case .writeTimeout:
+                    return fail(.idleTimeout, "the request could not be written within the write timeout")
+                case .getConnectionFromPoolTimeout:
+                    return fail(.connectTimeout, "no pooled connection became free within the connect timeout")
+                case .remoteConnectionClosed, .uncleanShutdown:
+                    return fail(lost.0, lost.1)
+                case .bodyLengthMismatch:
+                    return fail(
+                        phase == .body ? .truncatedResponse : .malformedResponse,
+                        "the body's length does not match its framing")
+                case .identityCodingIncorrectlyPresent, .contentLengthMissing:
+                    return fail(.malformedResponse, "the response's framing is invalid")
+                case .proxyAuthenticationRequired:
+                    return fail(
+                        .proxyAuthenticationRequired,
+                        "the proxy answered 407 Proxy Authentication Required: its credentials are missing or wrong")
+                case .invalidProxyResponse:
+                    return fail(.proxyFailed, "the proxy refused to open a tunnel to the server")
+                case .httpProxyHandshakeTimeout:
+                    return fail(.connectTimeout, "the proxy did not open a tunnel within \(timeouts.connectText)")
+                case .traceRequestWithBody:
+                    return fail(.invalidBody, "a TRACE request must not have a body")
+                default:
+                    return fail(.transportFailed, "AsyncHTTPClient failed (\(error.shortName))")
+                }
+            }
+            if error is NIOHTTPDecompression.DecompressionError {
+                return fail(.decompressionLimit, "the compressed body inflates past the decompression limit")
+            }
+            if let error = error as? HTTPParserError {
+                if phase == .body, case .invalidEOFState = error {
+                    return fail(.truncatedResponse, "truncated: the connection ended before the body was complete")
+                }
+                return fail(.malformedResponse, "the response is not valid HTTP/1.1 (\(error))")
+            }
+            if let error = error as? NIOConnectionError {
+                return classify(error, fail: fail)
+            }
+            if let error = error as? IOError {
+                return classify(errno: error.errnoCode, phase: phase, lost: lost, fail: fail)
+            }
+            if let error = error as? ChannelError {
+                switch error {
+                case .connectTimeout:
+                    return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
+                case .eof, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed:
+                    return fail(lost.0, lost.1)
+                default:
+                    return fail(.connectionFailed, "the connection failed (\(error))")
+                }
+            }
+            if let closed = error as? NIOHTTP2Errors.StreamClosed {
+                // One stream ended, not the connection: as a reset connection on HTTP/1.1. NIOHTTP2 reports a stream
+                // that a GOAWAY's lower last stream ID dropped as CANCEL, not REFUSED_STREAM, so such a refusal reads
+                // like any other reset.
+                let message =
+                    closed.errorCode == .refusedStream
+                    ? "the server refused the HTTP/2 stream without processing the request (REFUSED_STREAM)"
+                    : "the server reset the HTTP/2 stream, or ended the connection with GOAWAY, before a response arrived"
+                return fail(lost.0, phase == .body ? lost.1 : message)
+            }
+            if let tls = TLSFailure.classify(error) {
+                return fail(tls.code, tls.message)
+            }
+            return fail(.transportFailed, "the transport failed (\(String(describing: type(of: error))))")
+        }
+
+        /// A failed connection attempt: refused, unreachable, or a name that did not resolve.
+        private static func classify(
+            _ error: NIOConnectionError,
+            fail: (CourierError.Code, String) -> CourierError
+        ) -> CourierError {
+            let errnos = error.connectionErrors.compactMap { ($0.error as? IOError)?.errnoCode }
+            if error.connectionErrors.isEmpty {
+                if error.dnsAError != nil || error.dnsAAAAError != nil {
+                    return fail(.hostNotFound, "the host name could not be resolved")
+                }
+                return fail(.connectionFailed, "no address to connect to")
+            }
+            if errnos.contains(ECONNREFUSED) {
+                return fail(.connectionRefused, "the server refused the connection (nothing listens on the port)")
+            }
+            if errnos.contains(where: { $0 == ENETUNREACH || $0 == EHOSTUNREACH || $0 == ENETDOWN }) {
+                return fail(.networkUnreachable, "no route to the server's address")
+            }
+            if errnos.contains(ETIMEDOUT) {
+                return fail(.connectTimeout, "the connection attempt timed out")
+            }
+            if errnos.contains(ECONNRESET) {
+                return fail(.connectionReset, "the connection was reset while connecting")
+            }
+            return fail(.connectionFailed, "could not connect")
+        }
+
+        private static func classify(
+            errno: CInt,
+            phase: Phase,
+            lost: (CourierError.Code, String),
+            fail: (CourierError.Code, String) -> CourierError
+        ) -> CourierError {
+            switch errno {
+            case ECONNREFUSED:
+                return fail(.connectionRefused, "the server refused the connection (nothing listens on the port)")
+            case ENETUNREACH, EHOSTUNREACH, ENETDOWN:
+                return fail(.networkUnreachable, "no route to the server's address")
+            case ECONNRESET, EPIPE, ECONNABORTED:
+                return fail(lost.0, phase == .body ? lost.1 : "the connection was reset before a response arrived")
+            case ETIMEDOUT:
+                return fail(.connectTimeout, "the connection timed out")
             default:
-                return fail(.transportFailed, "AsyncHTTPClient failed (\(error.shortName))")
+                return fail(.connectionFailed, "the connection failed (errno \(errno))")
             }
         }
-        if error is NIOHTTPDecompression.DecompressionError {
-            return fail(.decompressionLimit, "the compressed body inflates past the decompression limit")
-        }
-        if let error = error as? HTTPParserError {
-            if phase == .body, case .invalidEOFState = error {
-                return fail(.truncatedResponse, "truncated: the connection ended before the body was complete")
-            }
-            return fail(.malformedResponse, "the response is not valid HTTP/1.1 (\(error))")
-        }
-        if let error = error as? NIOConnectionError {
-            return classify(error, fail: fail)
-        }
-        if let error = error as? IOError {
-            return classify(errno: error.errnoCode, phase: phase, lost: lost, fail: fail)
-        }
-        if let error = error as? ChannelError {
-            switch error {
-            case .connectTimeout:
-                return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
-            case .eof, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed:
-                return fail(lost.0, lost.1)
-            default:
-                return fail(.connectionFailed, "the connection failed (\(error))")
-            }
-        }
-        if let closed = error as? NIOHTTP2Errors.StreamClosed {
-            // One stream ended, not the connection: as a reset connection on HTTP/1.1. NIOHTTP2 reports a stream
-            // that a GOAWAY's lower last stream ID dropped as CANCEL, not REFUSED_STREAM, so such a refusal reads
-            // like any other reset.
-            let message =
-                closed.errorCode == .refusedStream
-                ? "the server refused the HTTP/2 stream without processing the request (REFUSED_STREAM)"
-                : "the server reset the HTTP/2 stream, or ended the connection with GOAWAY, before a response arrived"
-            return fail(lost.0, phase == .body ? lost.1 : message)
-        }
-        if let tls = TLSFailure.classify(error) {
-            return fail(tls.code, tls.message)
-        }
-        return fail(.transportFailed, "the transport failed (\(String(describing: type(of: error))))")
-    }
 
-    /// A failed connection attempt: refused, unreachable, or a name that did not resolve.
-    private static func classify(
-        _ error: NIOConnectionError,
-        fail: (CourierError.Code, String) -> CourierError
-    ) -> CourierError {
-        let errnos = error.connectionErrors.compactMap { ($0.error as? IOError)?.errnoCode }
-        if error.connectionErrors.isEmpty {
-            if error.dnsAError != nil || error.dnsAAAAError != nil {
-                return fail(.hostNotFound, "the host name could not be resolved")
-            }
-            return fail(.connectionFailed, "no address to connect to")
-        }
-        if errnos.contains(ECONNREFUSED) {
-            return fail(.connectionRefused, "the server refused the connection (nothing listens on the port)")
-        }
-        if errnos.contains(where: { $0 == ENETUNREACH || $0 == EHOSTUNREACH || $0 == ENETDOWN }) {
-            return fail(.networkUnreachable, "no route to the server's address")
-        }
-        if errnos.contains(ETIMEDOUT) {
-            return fail(.connectTimeout, "the connection attempt timed out")
-        }
-        if errnos.contains(ECONNRESET) {
-            return fail(.connectionReset, "the connection was reset while connecting")
-        }
-        return fail(.connectionFailed, "could not connect")
-    }
+        /// The timeouts an error message may name.
+        struct Timeouts: Sendable {
+            var connect: Duration?
+            var idle: Duration?
 
-    private static func classify(
-        errno: CInt,
-        phase: Phase,
-        lost: (CourierError.Code, String),
-        fail: (CourierError.Code, String) -> CourierError
-    ) -> CourierError {
-        switch errno {
-        case ECONNREFUSED:
-            return fail(.connectionRefused, "the server refused the connection (nothing listens on the port)")
-        case ENETUNREACH, EHOSTUNREACH, ENETDOWN:
-            return fail(.networkUnreachable, "no route to the server's address")
-        case ECONNRESET, EPIPE, ECONNABORTED:
-            return fail(lost.0, phase == .body ? lost.1 : "the connection was reset before a response arrived")
-        case ETIMEDOUT:
-            return fail(.connectTimeout, "the connection timed out")
-        default:
-            return fail(.connectionFailed, "the connection failed (errno \(errno))")
+            /// "the connect timeout (10 seconds)", or without the value when it is not known.
+            var connectText: String { connect.map { "the connect timeout (\($0))" } ?? "the connect timeout" }
+            /// "60 seconds (idle timeout)", or "the idle timeout" when the value is not known.
+            var idleText: String { idle.map { "\($0) (idle timeout)" } ?? "the idle timeout" }
         }
     }
 
-    /// The timeouts an error message may name.
-    struct Timeouts: Sendable {
-        var connect: Duration?
-        var idle: Duration?
-
-        /// "the connect timeout (10 seconds)", or without the value when it is not known.
-        var connectText: String { connect.map { "the connect timeout (\($0))" } ?? "the connect timeout" }
-        /// "60 seconds (idle timeout)", or "the idle timeout" when the value is not known.
-        var idleText: String { idle.map { "\($0) (idle timeout)" } ?? "the idle timeout" }
+    extension HTTPClientError {
+        /// The error's case name without associated text (which may hold a URL).
+        fileprivate var shortName: String {
+            let text = String(describing: self)
+            return String(text.prefix { $0 != "(" && $0 != ":" }).trimmingCharacters(in: .whitespaces)
+        }
     }
-}
-
-extension HTTPClientError {
-    /// The error's case name without associated text (which may hold a URL).
-    fileprivate var shortName: String {
-        let text = String(describing: self)
-        return String(text.prefix { $0 != "(" && $0 != ":" }).trimmingCharacters(in: .whitespaces)
-    }
-}
+#endif

@@ -1,131 +1,133 @@
-import AsyncHTTPClient
-import Courier
-import Foundation
-import HTTPTypes
-import NIOSSL
+#if AsyncHTTPClient
+    import AsyncHTTPClient
+    import CourierCore
+    import Foundation
+    import HTTPTypes
+    import NIOSSL
 
-/// ``Courier/TLSOptions`` mapped onto NIOSSL's `TLSConfiguration`, one configuration per options and host.
-///
-/// AsyncHTTPClient pools connections by TLS configuration, so a request with other options never reuses a
-/// connection made with relaxed ones (reliability row 44), and the same options always map to an equal value
-/// (cached here) so connections are reused.
-///
-/// Pins: AsyncHTTPClient gives no access to a connection's certificates, so a pin set is enforced by trusting,
-/// for that host, only the trust anchors (the configured extra roots and the system's roots) whose key is
-/// pinned: a chain that does not lead to a pinned key fails the handshake before any request byte is sent. A pin
-/// set none of whose keys belongs to such a root (a leaf or intermediate pin) cannot be enforced here and fails
-/// the call with ``Courier/CourierError/Code/unsupported``.
-enum TLSMapping {
-    private struct Key: Hashable {
-        let options: TLSOptions
-        let host: String
-    }
+    /// `TLSOptions` mapped onto NIOSSL's `TLSConfiguration`, one configuration per options and host.
+    ///
+    /// AsyncHTTPClient pools connections by TLS configuration, so a request with other options never reuses a
+    /// connection made with relaxed ones (reliability row 44), and the same options always map to an equal value
+    /// (cached here) so connections are reused.
+    ///
+    /// Pins: AsyncHTTPClient gives no access to a connection's certificates, so a pin set is enforced by trusting,
+    /// for that host, only the trust anchors (the configured extra roots and the system's roots) whose key is
+    /// pinned: a chain that does not lead to a pinned key fails the handshake before any request byte is sent. A pin
+    /// set none of whose keys belongs to such a root (a leaf or intermediate pin) cannot be enforced here and fails
+    /// the call with `CourierError.Code.unsupported`.
+    enum TLSMapping {
+        private struct Key: Hashable {
+            let options: TLSOptions
+            let host: String
+        }
 
-    private static let cache = LockedBox<[Key: Result<TLSConfiguration, CourierError>]>([:])
+        private static let cache = LockedBox<[Key: Result<TLSConfiguration, CourierError>]>([:])
 
-    /// The configuration AsyncHTTPClient uses for the process-wide clients: TLS 1.2 or later.
-    static var baseConfiguration: TLSConfiguration {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.minimumTLSVersion = .tlsv12
-        return configuration
-    }
+        /// The configuration AsyncHTTPClient uses for the process-wide clients: TLS 1.2 or later.
+        static var baseConfiguration: TLSConfiguration {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.minimumTLSVersion = .tlsv12
+            return configuration
+        }
 
-    /// The per-request configuration for `options` and the host of `request`, or `nil` for the defaults (the
-    /// client's own: no per-call work then).
-    static func configuration(for options: TLSOptions, request: HTTPRequest) throws -> TLSConfiguration? {
-        var defaults = TLSOptions.default
-        defaults.httpVersions = options.httpVersions
-        guard options != defaults, let origin = request.url.flatMap(Origin.init(url:)) else { return nil }
-        let key = Key(options: options, host: origin.host)
-        if let cached = cache.withLock({ $0[key] }) { return try cached.get() }
-        let result = Result { () throws(CourierError) in try make(options, host: key.host) }
-        cache.withLock { $0[key] = result }
-        return try result.get()
-    }
+        /// The per-request configuration for `options` and the host of `request`, or `nil` for the defaults (the
+        /// client's own: no per-call work then).
+        static func configuration(for options: TLSOptions, request: HTTPRequest) throws -> TLSConfiguration? {
+            var defaults = TLSOptions.default
+            defaults.httpVersions = options.httpVersions
+            guard options != defaults, let origin = request.url.flatMap(Origin.init(url:)) else { return nil }
+            let key = Key(options: options, host: origin.host)
+            if let cached = cache.withLock({ $0[key] }) { return try cached.get() }
+            let result = Result { () throws(CourierError) in try make(options, host: key.host) }
+            cache.withLock { $0[key] = result }
+            return try result.get()
+        }
 
-    private static func make(_ options: TLSOptions, host: String) throws(CourierError) -> TLSConfiguration {
-        var configuration = baseConfiguration
-        configuration.minimumTLSVersion = version(options.minimumVersion)
-        do {
-            let extra = try options.trust.certificates.map { try NIOSSLCertificate(bytes: $0.der, format: .der) }
-            switch options.trust {
-            case .system: break
-            case .systemAnd: configuration.additionalTrustRoots = [.certificates(extra)]
-            case .only: configuration.trustRoots = .certificates(extra)
-            }
-            if let pinSet = options.pinSet(for: host) {
-                var candidates = extra
-                if options.trust.includesSystemRoots { candidates += SystemRoots.certificates }
-                let anchors = candidates.filter { certificate in
-                    guard let spki = try? certificate.extractPublicKey().toSPKIBytes() else { return false }
-                    return pinSet.pins.contains(Data(SHA256.hash(spki)).base64EncodedString())
+        private static func make(_ options: TLSOptions, host: String) throws(CourierError) -> TLSConfiguration {
+            var configuration = baseConfiguration
+            configuration.minimumTLSVersion = version(options.minimumVersion)
+            do {
+                let extra = try options.trust.certificates.map { try NIOSSLCertificate(bytes: $0.der, format: .der) }
+                switch options.trust {
+                case .system: break
+                case .systemAnd: configuration.additionalTrustRoots = [.certificates(extra)]
+                case .only: configuration.trustRoots = .certificates(extra)
                 }
-                guard !anchors.isEmpty else {
-                    throw CourierError(
-                        code: .unsupported,
-                        stage: .transport,
-                        message: "unsupported: pinning \(host) to keys that are not a trusted root's: "
-                            + "AsyncHTTPClient exposes no connection's certificates, so pins must name a root key "
-                            + "(of the system's roots or the configured trust)"
-                    )
+                if let pinSet = options.pinSet(for: host) {
+                    var candidates = extra
+                    if options.trust.includesSystemRoots { candidates += SystemRoots.certificates }
+                    let anchors = candidates.filter { certificate in
+                        guard let spki = try? certificate.extractPublicKey().toSPKIBytes() else { return false }
+                        return pinSet.pins.contains(Data(SHA256.hash(spki)).base64EncodedString())
+                    }
+                    guard !anchors.isEmpty else {
+                        throw CourierError(
+                            code: .unsupported,
+                            stage: .transport,
+                            message: "unsupported: pinning \(host) to keys that are not a trusted root's: "
+                                + "AsyncHTTPClient exposes no connection's certificates, so pins must name a root key "
+                                + "(of the system's roots or the configured trust)"
+                        )
+                    }
+                    configuration.trustRoots = .certificates(anchors)
+                    configuration.additionalTrustRoots = []
                 }
-                configuration.trustRoots = .certificates(anchors)
-                configuration.additionalTrustRoots = []
+                if options.allowsInsecureLoopback, TLSOptions.isLoopback(host), options.pinSet(for: host) == nil {
+                    configuration.certificateVerification = .none
+                }
+                if let identity = options.clientIdentity {
+                    let (chain, key) = try identity.load()
+                    configuration.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(chain.utf8))
+                        .map { .certificate($0) }
+                    configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem))
+                }
+            } catch let error as CourierError {
+                throw error
+            } catch {
+                throw CourierError(
+                    code: .invalidBody,
+                    stage: .transport,
+                    message: "the TLS options cannot be used: \(error)",
+                    underlyingError: error
+                )
             }
-            if options.allowsInsecureLoopback, TLSOptions.isLoopback(host), options.pinSet(for: host) == nil {
-                configuration.certificateVerification = .none
-            }
-            if let identity = options.clientIdentity {
-                let (chain, key) = try identity.load()
-                configuration.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(chain.utf8))
-                    .map { .certificate($0) }
-                configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem))
-            }
-        } catch let error as CourierError {
-            throw error
-        } catch {
-            throw CourierError(
-                code: .invalidBody,
-                stage: .transport,
-                message: "the TLS options cannot be used: \(error)",
-                underlyingError: error
-            )
+            return configuration
         }
-        return configuration
+
+        private static func version(_ version: TLSOptions.Version) -> TLSVersion {
+            switch version {
+            case .tls10: .tlsv1
+            case .tls11: .tlsv11
+            case .tls12: .tlsv12
+            case .tls13: .tlsv13
+            }
+        }
     }
 
-    private static func version(_ version: TLSOptions.Version) -> TLSVersion {
-        switch version {
-        case .tls10: .tlsv1
-        case .tls11: .tlsv11
-        case .tls12: .tlsv12
-        case .tls13: .tlsv13
+    extension TLSOptions.ClientIdentity {
+        /// The PEM texts of the chain and the key.
+        func load() throws -> (chain: String, key: String) {
+            switch self {
+            case .pem(let chain, let key):
+                return (chain, key)
+            case .pemFiles(let chain, let key):
+                return (try String(contentsOf: chain, encoding: .utf8), try String(contentsOf: key, encoding: .utf8))
+            }
         }
     }
-}
 
-extension TLSOptions.ClientIdentity {
-    /// The PEM texts of the chain and the key.
-    func load() throws -> (chain: String, key: String) {
-        switch self {
-        case .pem(let chain, let key):
-            return (chain, key)
-        case .pemFiles(let chain, let key):
-            return (try String(contentsOf: chain, encoding: .utf8), try String(contentsOf: key, encoding: .utf8))
-        }
+    /// The system's root certificates, read once (for matching pins to trust anchors).
+    enum SystemRoots {
+        static let certificates: [NIOSSLCertificate] = {
+            let paths = [
+                "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
+                "/etc/ssl/cert.pem",
+            ]
+            for path in paths where FileManager.default.fileExists(atPath: path) {
+                if let roots = try? NIOSSLCertificate.fromPEMFile(path), !roots.isEmpty { return roots }
+            }
+            return []
+        }()
     }
-}
-
-/// The system's root certificates, read once (for matching pins to trust anchors).
-enum SystemRoots {
-    static let certificates: [NIOSSLCertificate] = {
-        let paths = [
-            "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
-            "/etc/ssl/cert.pem",
-        ]
-        for path in paths where FileManager.default.fileExists(atPath: path) {
-            if let roots = try? NIOSSLCertificate.fromPEMFile(path), !roots.isEmpty { return roots }
-        }
-        return []
-    }()
-}
+#endif

@@ -1,315 +1,320 @@
-public import AsyncHTTPClient
-public import Courier
-import Foundation
-import HTTPTypes
-import Logging
-import NIOCore
-import NIOHTTP1
-import NIOHTTPCompression
+#if AsyncHTTPClient
+    public import AsyncHTTPClient
+    public import CourierCore
+    import Foundation
+    import HTTPTypes
+    import Logging
+    import NIOCore
+    import NIOHTTP1
+    import NIOHTTPCompression
 
-/// A ``Courier/Transport`` over AsyncHTTPClient: the default on Linux and servers.
-///
-/// It streams request and response bodies, never follows redirects (Courier's redirect decision does, the same
-/// way on every transport), and decompresses only within a limit. Task cancellation cancels the request
-/// promptly; the request's deadline (``Courier/TransportContext/deadline``) bounds the whole exchange, and
-/// ``Configuration/connectTimeout`` bounds connection establishment.
-///
-/// ```swift
-/// let client = Client(server: production, transport: AsyncHTTPClientTransport())
-/// ```
-///
-/// By default all transports created with ``init(configuration:)`` and the same configuration share one
-/// `HTTPClient` per process (like `HTTPClient.shared`, but with redirects off). Pass your own `HTTPClient` with
-/// ``init(client:)`` to control its lifetime; create it with `redirectConfiguration: .disallow`.
-public struct AsyncHTTPClientTransport: Transport {
-    /// Settings for the `HTTPClient` the transport creates.
+    /// A `Transport` over AsyncHTTPClient: the default on Linux and servers.
     ///
-    /// The three timeouts mean the same on every Courier transport: ``connectTimeout`` bounds establishing a
-    /// connection (TCP and TLS), ``idleTimeout`` bounds the silence between two bytes of the response (the head
-    /// included), and the call's deadline (``Courier/Request/timeout``) bounds the whole call, retries and backoff
-    /// included. Each expiry has its own code: ``Courier/CourierError/Code/connectTimeout``,
-    /// ``Courier/CourierError/Code/idleTimeout``, ``Courier/CourierError/Code/timedOut``.
-    public struct Configuration: Hashable, Sendable {
-        /// How long establishing a connection (TCP connect and TLS handshake) may take. Default: 10 s.
-        ///
-        /// A failed connection attempt is reported at once, never retried inside the connection pool: whether
-        /// the call is tried again is the ``Courier/RetryPolicy``'s decision, so a refused port fails in the time
-        /// the network took.
-        public var connectTimeout: Duration
-        /// How long the response may be silent: no byte of the head or the body for this long fails the call
-        /// with ``Courier/CourierError/Code/idleTimeout``. `nil` disables it. Default: 60 s (URLSession's and
-        /// Alamofire's request timeout).
-        public var idleTimeout: Duration?
-        /// Connections kept per host. Default: 8.
-        public var maxConnectionsPerHost: Int
-        /// How long an idle pooled connection stays open for reuse. Default: 60 s.
-        public var keepAliveTimeout: Duration
-        /// The most a compressed response may inflate, as a multiple of its compressed size; `nil` disables
-        /// decompression (bodies arrive as sent). Default: 100.
-        public var decompressionRatioLimit: Int?
-
-        /// Creates a configuration.
-        public init(
-            connectTimeout: Duration = .seconds(10),
-            idleTimeout: Duration? = .seconds(60),
-            maxConnectionsPerHost: Int = 8,
-            keepAliveTimeout: Duration = .seconds(60),
-            decompressionRatioLimit: Int? = 100
-        ) {
-            self.connectTimeout = connectTimeout
-            self.idleTimeout = idleTimeout
-            self.maxConnectionsPerHost = maxConnectionsPerHost
-            self.keepAliveTimeout = keepAliveTimeout
-            self.decompressionRatioLimit = decompressionRatioLimit
-        }
-
-        /// The idle timeout under its former name.
-        @available(*, deprecated, renamed: "idleTimeout")
-        public var readTimeout: Duration? {
-            get { idleTimeout }
-            set { idleTimeout = newValue }
-        }
-
-        var clientConfiguration: HTTPClient.Configuration {
-            var pool = HTTPClient.Configuration.ConnectionPool(
-                idleTimeout: .nanoseconds(Self.nanoseconds(keepAliveTimeout)),
-                concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnectionsPerHost
-            )
-            // A failed connection attempt fails the request at once; the pool's own retry loop would hide a
-            // refused port or a bad certificate until the connect timeout (60 s with Courier's retries on top).
-            pool.retryConnectionEstablishment = false
-            var configuration = HTTPClient.Configuration(
-                redirectConfiguration: .disallow,
-                timeout: .init(
-                    connect: .nanoseconds(Self.nanoseconds(connectTimeout)),
-                    read: idleTimeout.map { .nanoseconds(Self.nanoseconds($0)) }
-                ),
-                connectionPool: pool,
-                decompression: decompressionRatioLimit.map { .enabled(limit: .ratio($0)) } ?? .disabled
-            )
-            configuration.tracing.tracer = nil
-            configuration.tlsConfiguration = TLSMapping.baseConfiguration
-            return configuration
-        }
-
-        var timeouts: Timeouts { Timeouts(connect: connectTimeout, idle: idleTimeout) }
-
-        static func nanoseconds(_ duration: Duration) -> Int64 {
-            let (seconds, attoseconds) = duration.components
-            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        }
-    }
-
-    private let client: HTTPClient
-    /// The configuration of the process-wide client, for its HTTP/1.1-only twin
-    /// (``Courier/TLSOptions/HTTPVersions/http1Only``); `nil` for a client passed in, which then serves such requests
-    /// too.
-    private let sharedConfiguration: Configuration?
-    private let decompresses: Bool
-    private let timeouts: Timeouts
-    /// Whether ``shutdown()`` shuts ``client`` down: only for a client made by ``init(clientConfiguration:)``.
-    private let ownsClient: Bool
-
-    /// Creates a transport on the process-wide client for `configuration`.
-    public init(configuration: Configuration = Configuration()) {
-        self.client = SharedClients.client(for: configuration, http1Only: false)
-        self.sharedConfiguration = configuration
-        self.decompresses = configuration.decompressionRatioLimit != nil
-        self.timeouts = configuration.timeouts
-        self.ownsClient = false
-    }
-
-    /// Creates a transport that owns a new `HTTPClient` made from your AsyncHTTPClient configuration (its pool,
-    /// timeouts, TLS, proxy and decompression as you set them), except that redirects are left to Courier
-    /// (`redirectConfiguration` becomes `.disallow`).
-    ///
-    /// Shut it down with ``shutdown()``, or run the transport as a swift-service-lifecycle `Service` in your
-    /// server's `ServiceGroup`: it then shuts its client down on graceful shutdown.
+    /// It streams request and response bodies, never follows redirects (Courier's redirect decision does, the same
+    /// way on every transport), and decompresses only within a limit. Task cancellation cancels the request
+    /// promptly; the request's deadline (`TransportContext.deadline`) bounds the whole exchange, and
+    /// ``Configuration/connectTimeout`` bounds connection establishment.
     ///
     /// ```swift
-    /// var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
-    /// configuration.httpVersion = .http1Only
-    /// let transport = AsyncHTTPClientTransport(clientConfiguration: configuration)
-    /// let services = ServiceGroup(services: [transport, app], logger: logger)  // shut down with the app
+    /// let client = Client(server: production, transport: AsyncHTTPClientTransport())
     /// ```
-    public init(clientConfiguration: HTTPClient.Configuration) {
-        var configuration = clientConfiguration
-        configuration.redirectConfiguration = .disallow
-        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        self.sharedConfiguration = nil
-        if case .enabled = configuration.decompression {
-            self.decompresses = true
-        } else {
-            self.decompresses = false
-        }
-        self.timeouts = Timeouts(
-            connect: configuration.timeout.connect.map { .nanoseconds($0.nanoseconds) },
-            idle: configuration.timeout.read.map { .nanoseconds($0.nanoseconds) }
-        )
-        self.ownsClient = true
-    }
-
-    /// Shuts down the `HTTPClient` this transport owns (one made by ``init(clientConfiguration:)``): calls in flight
-    /// fail, later ones fail with ``Courier/CourierError/Code/transportFailed``. Does nothing for the process-wide
-    /// client of ``init(configuration:)`` or a client passed to ``init(client:decompresses:)`` (yours to shut down).
-    public func shutdown() async throws {
-        guard ownsClient else { return }
-        try await client.shutdown()
-    }
-
-    /// Creates a transport on your own `HTTPClient`, which you shut down.
     ///
-    /// The client must not follow redirects (`redirectConfiguration: .disallow`): when it does, the call fails
-    /// with ``Courier/CourierError/Code/unsupported`` rather than bypass Courier's redirect rules.
-    ///
-    /// - Parameters:
-    ///   - client: The client to send with.
-    ///   - decompresses: Whether the client was configured to decompress (so `Content-Length` no longer
-    ///     describes the body it delivers).
-    public init(client: HTTPClient, decompresses: Bool = false) {
-        self.client = client
-        self.sharedConfiguration = nil
-        self.decompresses = decompresses
-        self.timeouts = Timeouts(connect: nil, idle: nil)
-        self.ownsClient = false
-    }
+    /// By default all transports created with ``init(configuration:)`` and the same configuration share one
+    /// `HTTPClient` per process (like `HTTPClient.shared`, but with redirects off). Pass your own `HTTPClient` with
+    /// ``init(client:)`` to control its lifetime; create it with `redirectConfiguration: .disallow`.
+    public struct AsyncHTTPClientTransport: Transport {
+        /// Settings for the `HTTPClient` the transport creates.
+        ///
+        /// The three timeouts mean the same on every Courier transport: ``connectTimeout`` bounds establishing a
+        /// connection (TCP and TLS), ``idleTimeout`` bounds the silence between two bytes of the response (the head
+        /// included), and the call's deadline (`Request.timeout`) bounds the whole call, retries and backoff
+        /// included. Each expiry has its own code: `CourierError.Code.connectTimeout`,
+        /// `CourierError.Code.idleTimeout`, `CourierError.Code.timedOut`.
+        public struct Configuration: Hashable, Sendable {
+            /// How long establishing a connection (TCP connect and TLS handshake) may take. Default: 10 s.
+            ///
+            /// A failed connection attempt is reported at once, never retried inside the connection pool: whether
+            /// the call is tried again is the `RetryPolicy`'s decision, so a refused port fails in the time
+            /// the network took.
+            public var connectTimeout: Duration
+            /// How long the response may be silent: no byte of the head or the body for this long fails the call
+            /// with `CourierError.Code.idleTimeout`. `nil` disables it. Default: 60 s (URLSession's and
+            /// Alamofire's request timeout).
+            public var idleTimeout: Duration?
+            /// Connections kept per host. Default: 8.
+            public var maxConnectionsPerHost: Int
+            /// How long an idle pooled connection stays open for reuse. Default: 60 s.
+            public var keepAliveTimeout: Duration
+            /// The most a compressed response may inflate, as a multiple of its compressed size; `nil` disables
+            /// decompression (bodies arrive as sent). Default: 100.
+            public var decompressionRatioLimit: Int?
 
-    /// Sends the request and returns once the response head arrives; the body streams afterwards.
-    public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
-        var ahcRequest = try Self.makeRequest(request)
-        let secure = request.head.scheme?.lowercased() == "https"
-        if secure {
-            ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, request: request.head)
-        }
-        var client = self.client
-        // HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2): allowing an older version means offering HTTP/1.1 only.
-        let http1Only = context.tls.httpVersions == .http1Only || context.tls.minimumVersion < .tls12
-        var proxy: ProxyOptions.Endpoint?
-        if !context.proxy.isDirect, let url = request.head.url {
-            proxy = try context.proxy.endpoint(for: url)
-        }
-        if http1Only || proxy != nil {
-            guard let sharedConfiguration else {
-                if proxy != nil {
-                    throw CourierError(
-                        code: .unsupported,
-                        stage: .transport,
-                        message: "unsupported: a proxy (ProxyOptions) on a transport made from your own HTTPClient; "
-                            + "set HTTPClient.Configuration.proxy on that client, or use AsyncHTTPClientTransport()"
-                    )
-                }
-                return try await send(
-                    ahcRequest, on: client, request: request, context: context, secure: secure, proxied: false)
+            /// Creates a configuration.
+            public init(
+                connectTimeout: Duration = .seconds(10),
+                idleTimeout: Duration? = .seconds(60),
+                maxConnectionsPerHost: Int = 8,
+                keepAliveTimeout: Duration = .seconds(60),
+                decompressionRatioLimit: Int? = 100
+            ) {
+                self.connectTimeout = connectTimeout
+                self.idleTimeout = idleTimeout
+                self.maxConnectionsPerHost = maxConnectionsPerHost
+                self.keepAliveTimeout = keepAliveTimeout
+                self.decompressionRatioLimit = decompressionRatioLimit
             }
-            client = SharedClients.client(for: sharedConfiguration, http1Only: http1Only, proxy: proxy)
-        }
-        return try await send(
-            ahcRequest, on: client, request: request, context: context, secure: secure, proxied: proxy != nil)
-    }
 
-    private func send(
-        _ ahcRequest: HTTPClientRequest,
-        on client: HTTPClient,
-        request: OutgoingRequest,
-        context: TransportContext,
-        secure: Bool,
-        proxied: Bool
-    ) async throws -> TransportResponse {
-        let deadline = context.deadline.map(Self.nioDeadline) ?? .distantFuture
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(ahcRequest, deadline: deadline, logger: context.logger)
-        } catch {
-            // No silent resend here: a failed attempt goes to Courier's retry decision, which counts it, so the
-            // trace's attempts are the requests the server saw.
-            let translated = Self.translate(error, phase: .head, timeouts: timeouts)
-            // The diagnosis connects to the server directly, so not when a proxy stands between.
-            if secure, !proxied, let failure = translated as? CourierError, failure.code == .untrustedCertificate,
-                let origin = request.head.url.flatMap(Origin.init(url:))
-            {
-                throw await TLSDiagnosis.refine(failure, host: origin.host, port: origin.port, options: context.tls)
+            /// The idle timeout under its former name.
+            @available(*, deprecated, renamed: "idleTimeout")
+            public var readTimeout: Duration? {
+                get { idleTimeout }
+                set { idleTimeout = newValue }
             }
-            // A second reset in a row before any head, over TLS 1.3 without a client certificate, may be a server
-            // that wants one (its alert arrives as a closed connection): check once, so it is not retried again.
-            if secure, !proxied, context.attempt >= 2, context.tls.clientIdentity == nil,
-                var failure = translated as? CourierError, failure.code == .connectionReset,
-                let origin = request.head.url.flatMap(Origin.init(url:)),
-                await TLSDiagnosis.requiresClientCertificate(host: origin.host, port: origin.port, timeout: .seconds(2))
-            {
-                failure.code = .clientCertificateRejected
-                failure.message =
-                    "the server requires a client certificate and none is configured (TLSOptions.clientIdentity)"
-                throw failure
+
+            var clientConfiguration: HTTPClient.Configuration {
+                var pool = HTTPClient.Configuration.ConnectionPool(
+                    idleTimeout: .nanoseconds(Self.nanoseconds(keepAliveTimeout)),
+                    concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnectionsPerHost
+                )
+                // A failed connection attempt fails the request at once; the pool's own retry loop would hide a
+                // refused port or a bad certificate until the connect timeout (60 s with Courier's retries on top).
+                pool.retryConnectionEstablishment = false
+                var configuration = HTTPClient.Configuration(
+                    redirectConfiguration: .disallow,
+                    timeout: .init(
+                        connect: .nanoseconds(Self.nanoseconds(connectTimeout)),
+                        read: idleTimeout.map { .nanoseconds(Self.nanoseconds($0)) }
+                    ),
+                    connectionPool: pool,
+                    decompression: decompressionRatioLimit.map { .enabled(limit: .ratio($0)) } ?? .disabled
+                )
+                configuration.tracing.tracer = nil
+                configuration.tlsConfiguration = TLSMapping.baseConfiguration
+                return configuration
             }
-            throw translated
+
+            var timeouts: Timeouts { Timeouts(connect: connectTimeout, idle: idleTimeout) }
+
+            static func nanoseconds(_ duration: Duration) -> Int64 {
+                let (seconds, attoseconds) = duration.components
+                return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            }
         }
-        guard response.history.count <= 1 else {
-            throw CourierError(
-                code: .unsupported,
-                stage: .transport,
-                message: "the HTTPClient followed a redirect itself; create it with redirectConfiguration: .disallow"
+
+        private let client: HTTPClient
+        /// The configuration of the process-wide client, for its HTTP/1.1-only twin
+        /// (`TLSOptions.HTTPVersions.http1Only`); `nil` for a client passed in, which then serves such requests
+        /// too.
+        private let sharedConfiguration: Configuration?
+        private let decompresses: Bool
+        private let timeouts: Timeouts
+        /// Whether ``shutdown()`` shuts ``client`` down: only for a client made by ``init(clientConfiguration:)``.
+        private let ownsClient: Bool
+
+        /// Creates a transport on the process-wide client for `configuration`.
+        public init(configuration: Configuration = Configuration()) {
+            self.client = SharedClients.client(for: configuration, http1Only: false)
+            self.sharedConfiguration = configuration
+            self.decompresses = configuration.decompressionRatioLimit != nil
+            self.timeouts = configuration.timeouts
+            self.ownsClient = false
+        }
+
+        /// Creates a transport that owns a new `HTTPClient` made from your AsyncHTTPClient configuration (its pool,
+        /// timeouts, TLS, proxy and decompression as you set them), except that redirects are left to Courier
+        /// (`redirectConfiguration` becomes `.disallow`).
+        ///
+        /// Shut it down with ``shutdown()``, or run the transport as a swift-service-lifecycle `Service` in your
+        /// server's `ServiceGroup`: it then shuts its client down on graceful shutdown.
+        ///
+        /// ```swift
+        /// var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
+        /// configuration.httpVersion = .http1Only
+        /// let transport = AsyncHTTPClientTransport(clientConfiguration: configuration)
+        /// let services = ServiceGroup(services: [transport, app], logger: logger)  // shut down with the app
+        /// ```
+        public init(clientConfiguration: HTTPClient.Configuration) {
+            var configuration = clientConfiguration
+            configuration.redirectConfiguration = .disallow
+            self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            self.sharedConfiguration = nil
+            if case .enabled = configuration.decompression {
+                self.decompresses = true
+            } else {
+                self.decompresses = false
+            }
+            self.timeouts = Timeouts(
+                connect: configuration.timeout.connect.map { .nanoseconds($0.nanoseconds) },
+                idle: configuration.timeout.read.map { .nanoseconds($0.nanoseconds) }
             )
+            self.ownsClient = true
         }
-        let head = Self.makeResponseHead(response)
-        if decompresses {
-            try ContentCodings.check(head)
+
+        /// Shuts down the `HTTPClient` this transport owns (one made by ``init(clientConfiguration:)``): calls in flight
+        /// fail, later ones fail with `CourierError.Code.transportFailed`. Does nothing for the process-wide
+        /// client of ``init(configuration:)`` or a client passed to ``init(client:decompresses:)`` (yours to shut down).
+        public func shutdown() async throws {
+            guard ownsClient else { return }
+            try await client.shutdown()
         }
-        var length = MessageBody.Length.unknown
-        let encoded = head.headerFields[.contentEncoding].map { !$0.isEmpty && $0 != "identity" } ?? false
-        if !(decompresses && encoded), let value = head.headerFields[.contentLength], let count = Int64(value) {
-            length = .known(count)
+
+        /// Creates a transport on your own `HTTPClient`, which you shut down.
+        ///
+        /// The client must not follow redirects (`redirectConfiguration: .disallow`): when it does, the call fails
+        /// with `CourierError.Code.unsupported` rather than bypass Courier's redirect rules.
+        ///
+        /// - Parameters:
+        ///   - client: The client to send with.
+        ///   - decompresses: Whether the client was configured to decompress (so `Content-Length` no longer
+        ///     describes the body it delivers).
+        public init(client: HTTPClient, decompresses: Bool = false) {
+            self.client = client
+            self.sharedConfiguration = nil
+            self.decompresses = decompresses
+            self.timeouts = Timeouts(connect: nil, idle: nil)
+            self.ownsClient = false
         }
-        let body = MessageBody(
-            ResponseBodySequence(base: response.body, timeouts: timeouts),
-            length: length,
-            iterationBehavior: .single
-        )
-        return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
-    }
 
-    /// `h2` or `http/1.1`, as ALPN names them.
-    private static func protocolName(_ version: HTTPVersion) -> String {
-        version.major >= 2 ? "h2" : "http/\(version.major).\(version.minor)"
-    }
+        /// Sends the request and returns once the response head arrives; the body streams afterwards.
+        public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
+            var ahcRequest = try Self.makeRequest(request)
+            let secure = request.head.scheme?.lowercased() == "https"
+            if secure {
+                ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, request: request.head)
+            }
+            var client = self.client
+            // HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2): allowing an older version means offering HTTP/1.1 only.
+            let http1Only = context.tls.httpVersions == .http1Only || context.tls.minimumVersion < .tls12
+            var proxy: ProxyOptions.Endpoint?
+            if !context.proxy.isDirect, let url = request.head.url {
+                proxy = try context.proxy.endpoint(for: url)
+            }
+            if http1Only || proxy != nil {
+                guard let sharedConfiguration else {
+                    if proxy != nil {
+                        throw CourierError(
+                            code: .unsupported,
+                            stage: .transport,
+                            message:
+                                "unsupported: a proxy (ProxyOptions) on a transport made from your own HTTPClient; "
+                                + "set HTTPClient.Configuration.proxy on that client, or use AsyncHTTPClientTransport()"
+                        )
+                    }
+                    return try await send(
+                        ahcRequest, on: client, request: request, context: context, secure: secure, proxied: false)
+                }
+                client = SharedClients.client(for: sharedConfiguration, http1Only: http1Only, proxy: proxy)
+            }
+            return try await send(
+                ahcRequest, on: client, request: request, context: context, secure: secure, proxied: proxy != nil)
+        }
 
-    private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {
-        let remaining = ContinuousClock.now.duration(to: instant)
-        return .now() + .nanoseconds(max(0, Configuration.nanoseconds(remaining)))
-    }
-}
-
-/// One `HTTPClient` per distinct configuration, for the life of the process.
-enum SharedClients {
-    private struct Key: Hashable {
-        let configuration: AsyncHTTPClientTransport.Configuration
-        let http1Only: Bool
-        let proxy: ProxyOptions.Endpoint?
-    }
-
-    private static let clients = LockedBox<[Key: HTTPClient]>([:])
-
-    /// The client for `configuration`, HTTP/1.1 only or not, connecting through `proxy` or directly. A proxy's
-    /// connections are its client's alone, so a tunnel is never reused for a direct call or another proxy.
-    static func client(
-        for configuration: AsyncHTTPClientTransport.Configuration,
-        http1Only: Bool,
-        proxy: ProxyOptions.Endpoint? = nil
-    ) -> HTTPClient {
-        clients.withLock { clients in
-            let key = Key(configuration: configuration, http1Only: http1Only, proxy: proxy)
-            if let client = clients[key] { return client }
-            var clientConfiguration = configuration.clientConfiguration
-            if http1Only { clientConfiguration.httpVersion = .http1Only }
-            if let proxy {
-                clientConfiguration.proxy = .server(
-                    host: proxy.host,
-                    port: proxy.port,
-                    authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) }
+        private func send(
+            _ ahcRequest: HTTPClientRequest,
+            on client: HTTPClient,
+            request: OutgoingRequest,
+            context: TransportContext,
+            secure: Bool,
+            proxied: Bool
+        ) async throws -> TransportResponse {
+            let deadline = context.deadline.map(Self.nioDeadline) ?? .distantFuture
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(ahcRequest, deadline: deadline, logger: context.logger)
+            } catch {
+                // No silent resend here: a failed attempt goes to Courier's retry decision, which counts it, so the
+                // trace's attempts are the requests the server saw.
+                let translated = Self.translate(error, phase: .head, timeouts: timeouts)
+                // The diagnosis connects to the server directly, so not when a proxy stands between.
+                if secure, !proxied, let failure = translated as? CourierError, failure.code == .untrustedCertificate,
+                    let origin = request.head.url.flatMap(Origin.init(url:))
+                {
+                    throw await TLSDiagnosis.refine(failure, host: origin.host, port: origin.port, options: context.tls)
+                }
+                // A second reset in a row before any head, over TLS 1.3 without a client certificate, may be a server
+                // that wants one (its alert arrives as a closed connection): check once, so it is not retried again.
+                if secure, !proxied, context.attempt >= 2, context.tls.clientIdentity == nil,
+                    var failure = translated as? CourierError, failure.code == .connectionReset,
+                    let origin = request.head.url.flatMap(Origin.init(url:)),
+                    await TLSDiagnosis.requiresClientCertificate(
+                        host: origin.host, port: origin.port, timeout: .seconds(2))
+                {
+                    failure.code = .clientCertificateRejected
+                    failure.message =
+                        "the server requires a client certificate and none is configured (TLSOptions.clientIdentity)"
+                    throw failure
+                }
+                throw translated
+            }
+            guard response.history.count <= 1 else {
+                throw CourierError(
+                    code: .unsupported,
+                    stage: .transport,
+                    message:
+                        "the HTTPClient followed a redirect itself; create it with redirectConfiguration: .disallow"
                 )
             }
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-            clients[key] = client
-            return client
+            let head = Self.makeResponseHead(response)
+            if decompresses {
+                try ContentCodings.check(head)
+            }
+            var length = MessageBody.Length.unknown
+            let encoded = head.headerFields[.contentEncoding].map { !$0.isEmpty && $0 != "identity" } ?? false
+            if !(decompresses && encoded), let value = head.headerFields[.contentLength], let count = Int64(value) {
+                length = .known(count)
+            }
+            let body = MessageBody(
+                ResponseBodySequence(base: response.body, timeouts: timeouts),
+                length: length,
+                iterationBehavior: .single
+            )
+            return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
+        }
+
+        /// `h2` or `http/1.1`, as ALPN names them.
+        private static func protocolName(_ version: HTTPVersion) -> String {
+            version.major >= 2 ? "h2" : "http/\(version.major).\(version.minor)"
+        }
+
+        private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {
+            let remaining = ContinuousClock.now.duration(to: instant)
+            return .now() + .nanoseconds(max(0, Configuration.nanoseconds(remaining)))
         }
     }
-}
+
+    /// One `HTTPClient` per distinct configuration, for the life of the process.
+    enum SharedClients {
+        private struct Key: Hashable {
+            let configuration: AsyncHTTPClientTransport.Configuration
+            let http1Only: Bool
+            let proxy: ProxyOptions.Endpoint?
+        }
+
+        private static let clients = LockedBox<[Key: HTTPClient]>([:])
+
+        /// The client for `configuration`, HTTP/1.1 only or not, connecting through `proxy` or directly. A proxy's
+        /// connections are its client's alone, so a tunnel is never reused for a direct call or another proxy.
+        static func client(
+            for configuration: AsyncHTTPClientTransport.Configuration,
+            http1Only: Bool,
+            proxy: ProxyOptions.Endpoint? = nil
+        ) -> HTTPClient {
+            clients.withLock { clients in
+                let key = Key(configuration: configuration, http1Only: http1Only, proxy: proxy)
+                if let client = clients[key] { return client }
+                var clientConfiguration = configuration.clientConfiguration
+                if http1Only { clientConfiguration.httpVersion = .http1Only }
+                if let proxy {
+                    clientConfiguration.proxy = .server(
+                        host: proxy.host,
+                        port: proxy.port,
+                        authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) }
+                    )
+                }
+                let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+                clients[key] = client
+                return client
+            }
+        }
+    }
+#endif

@@ -1,235 +1,237 @@
-public import Courier
-import HTTPTypes
-public import Tracing
+#if Observability
+    public import CourierCore
+    import HTTPTypes
+    public import Tracing
 
-/// A swift-distributed-tracing span per call, a child span per attempt, and the attempt's trace context
-/// (W3C `traceparent` with a W3C instrument) injected into the outgoing request.
-///
-/// It is both a ``RequestAdapter`` and an ``EventMonitor``: the adapter runs on the request path, starts the spans
-/// and injects the context (it must, so the server sees the attempt's span); the monitor, off the request path,
-/// adds attributes and ends the spans at the times the events carry. Install both halves with
-/// ``Courier/Client/Configuration/addTracing(_:)``:
-///
-/// ```swift
-/// var configuration = Client.Configuration()
-/// configuration.addTracing(TracingMonitor())                  // InstrumentationSystem.tracer, as bootstrapped
-/// ```
-///
-/// The call span is named after the request type (`GetUser`), kind `internal` (it spans Courier's work: adapters,
-/// decisions, retries, parsing), and is a child of the caller's current span; each attempt is a child span named
-/// after the method (`GET`), kind `client` (the only spans that stand for a request on the wire), with OpenTelemetry HTTP attributes
-/// (`http.request.method`, `url.full` redacted, `server.address`, `http.response.status_code`,
-/// `http.request.resend_count`, `error.type`). Retries, refreshes and cache results are events on the call span.
-/// An attempt span ends when its response has been read (its first decision) or the attempt failed; the call span
-/// ends when the call returns or throws.
-///
-/// A call's spans end with its last event, which monitors always receive, even when their buffer overflows. As a
-/// safety net, when more than ``maxOpenCalls`` calls have open spans, the oldest are ended with
-/// `courier.incomplete = true`.
-public final class TracingMonitor: EventMonitor, RequestAdapter {
-    /// `traceContext`.
-    public var name: String { "traceContext" }
-    /// Where spans go and how context is injected.
-    public let tracer: any Tracer
-    /// The most calls with open spans kept at once.
-    public let maxOpenCalls: Int
-
-    private let anchor: (wall: UInt64, instant: ContinuousClock.Instant)
-    private let state = LockedBox(State())
-
-    private struct CallSpans {
-        var call: any Span
-        var attempts: [Int: any Span] = [:]
-    }
-
-    private struct State {
-        var calls: [CourierEvent.CallID: CallSpans] = [:]
-        var order: [CourierEvent.CallID] = []
-    }
-
-    /// Creates a tracing monitor.
+    /// A swift-distributed-tracing span per call, a child span per attempt, and the attempt's trace context
+    /// (W3C `traceparent` with a W3C instrument) injected into the outgoing request.
     ///
-    /// - Parameters:
-    ///   - tracer: The tracer; by default the one `InstrumentationSystem.bootstrap` installed. Pass one explicitly
-    ///     to keep tests independent of the global.
-    ///   - maxOpenCalls: The most calls with open spans kept at once. Default: 10 000.
-    public init(tracer: any Tracer = InstrumentationSystem.tracer, maxOpenCalls: Int = 10_000) {
-        self.tracer = tracer
-        self.maxOpenCalls = max(1, maxOpenCalls)
-        self.anchor = (DefaultTracerClock.now.nanosecondsSinceEpoch, .now)
-    }
-
-    // MARK: Adapter (request path)
-
-    /// Starts the call span (on the first attempt) and this attempt's span, and injects the attempt's context.
+    /// It is both a ``RequestAdapter`` and an ``EventMonitor``: the adapter runs on the request path, starts the spans
+    /// and injects the context (it must, so the server sees the attempt's span); the monitor, off the request path,
+    /// adds attributes and ends the spans at the times the events carry. Install both halves with
+    /// `Client.Configuration.addTracing(_:)`:
     ///
-    /// Does nothing when the client has no monitors (``AdapterContext/callID`` is `nil`), that is when this
-    /// monitor was added as an adapter only.
-    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-        guard let callID = context.callID else { return request }
-        let parent = InstrumentationContext.current ?? .topLevel
-        let method = request.head.method.rawValue
-        let span = state.withLock { state -> any Span in
-            var spans = state.calls[callID] ?? startCall(callID, parent: parent, state: &state)
-            let span = tracer.startSpan(method, context: spans.call.context, ofKind: .client)
-            spans.attempts[context.attempt]?.end()
-            spans.attempts[context.attempt] = span
-            state.calls[callID] = spans
-            return span
-        }
-        span.updateAttributes { attributes in
-            attributes["http.request.method"] = method
-            attributes["http.request.resend_count"] = context.attempt - 1
-        }
-        var request = request
-        tracer.inject(span.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
-        return request
-    }
+    /// ```swift
+    /// var configuration = Client.Configuration()
+    /// configuration.addTracing(TracingMonitor())                  // InstrumentationSystem.tracer, as bootstrapped
+    /// ```
+    ///
+    /// The call span is named after the request type (`GetUser`), kind `internal` (it spans Courier's work: adapters,
+    /// decisions, retries, parsing), and is a child of the caller's current span; each attempt is a child span named
+    /// after the method (`GET`), kind `client` (the only spans that stand for a request on the wire), with OpenTelemetry HTTP attributes
+    /// (`http.request.method`, `url.full` redacted, `server.address`, `http.response.status_code`,
+    /// `http.request.resend_count`, `error.type`). Retries, refreshes and cache results are events on the call span.
+    /// An attempt span ends when its response has been read (its first decision) or the attempt failed; the call span
+    /// ends when the call returns or throws.
+    ///
+    /// A call's spans end with its last event, which monitors always receive, even when their buffer overflows. As a
+    /// safety net, when more than ``maxOpenCalls`` calls have open spans, the oldest are ended with
+    /// `courier.incomplete = true`.
+    public final class TracingMonitor: EventMonitor, RequestAdapter {
+        /// `traceContext`.
+        public var name: String { "traceContext" }
+        /// Where spans go and how context is injected.
+        public let tracer: any Tracer
+        /// The most calls with open spans kept at once.
+        public let maxOpenCalls: Int
 
-    private func startCall(_ callID: CourierEvent.CallID, parent: InstrumentationContext, state: inout State)
-        -> CallSpans
-    {
-        state.order.append(callID)
-        while state.order.count > maxOpenCalls {
-            let oldest = state.order.removeFirst()
-            if let spans = state.calls.removeValue(forKey: oldest) {
-                for span in spans.attempts.values { span.end() }
-                spans.call.attributes["courier.incomplete"] = true
-                spans.call.end()
+        private let anchor: (wall: UInt64, instant: ContinuousClock.Instant)
+        private let state = LockedBox(State())
+
+        private struct CallSpans {
+            var call: any Span
+            var attempts: [Int: any Span] = [:]
+        }
+
+        private struct State {
+            var calls: [CourierEvent.CallID: CallSpans] = [:]
+            var order: [CourierEvent.CallID] = []
+        }
+
+        /// Creates a tracing monitor.
+        ///
+        /// - Parameters:
+        ///   - tracer: The tracer; by default the one `InstrumentationSystem.bootstrap` installed. Pass one explicitly
+        ///     to keep tests independent of the global.
+        ///   - maxOpenCalls: The most calls with open spans kept at once. Default: 10 000.
+        public init(tracer: any Tracer = InstrumentationSystem.tracer, maxOpenCalls: Int = 10_000) {
+            self.tracer = tracer
+            self.maxOpenCalls = max(1, maxOpenCalls)
+            self.anchor = (DefaultTracerClock.now.nanosecondsSinceEpoch, .now)
+        }
+
+        // MARK: Adapter (request path)
+
+        /// Starts the call span (on the first attempt) and this attempt's span, and injects the attempt's context.
+        ///
+        /// Does nothing when the client has no monitors (``AdapterContext/callID`` is `nil`), that is when this
+        /// monitor was added as an adapter only.
+        public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            guard let callID = context.callID else { return request }
+            let parent = InstrumentationContext.current ?? .topLevel
+            let method = request.head.method.rawValue
+            let span = state.withLock { state -> any Span in
+                var spans = state.calls[callID] ?? startCall(callID, parent: parent, state: &state)
+                let span = tracer.startSpan(method, context: spans.call.context, ofKind: .client)
+                spans.attempts[context.attempt]?.end()
+                spans.attempts[context.attempt] = span
+                state.calls[callID] = spans
+                return span
             }
+            span.updateAttributes { attributes in
+                attributes["http.request.method"] = method
+                attributes["http.request.resend_count"] = context.attempt - 1
+            }
+            var request = request
+            tracer.inject(span.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
+            return request
         }
-        return CallSpans(call: tracer.startSpan("HTTP", context: parent, ofKind: .internal))
-    }
 
-    // MARK: Monitor (off the request path)
-
-    /// Adds the event's facts to the call's spans and ends them when the attempt or the call is over.
-    public func handle(_ event: CourierEvent) async {
-        let time = timestamp(of: event.instant)
-        switch event.kind {
-        case .started, .sent:
-            break
-        case .adapted(let head):
-            withAttempt(event) { span in
-                span.updateAttributes { attributes in
-                    attributes["http.request.method"] = head.method.rawValue
-                    attributes["url.full"] = "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "")"
-                    attributes["url.scheme"] = head.scheme
-                    attributes["server.address"] = head.authority.map(Self.host(ofAuthority:))
+        private func startCall(_ callID: CourierEvent.CallID, parent: InstrumentationContext, state: inout State)
+            -> CallSpans
+        {
+            state.order.append(callID)
+            while state.order.count > maxOpenCalls {
+                let oldest = state.order.removeFirst()
+                if let spans = state.calls.removeValue(forKey: oldest) {
+                    for span in spans.attempts.values { span.end() }
+                    spans.call.attributes["courier.incomplete"] = true
+                    spans.call.end()
                 }
             }
-        case .responseHead(let head):
-            withAttempt(event) { span in
-                span.attributes["http.response.status_code"] = head.status.code
-                if head.status.code >= 400 {
-                    span.attributes["error.type"] = "\(head.status.code)"
+            return CallSpans(call: tracer.startSpan("HTTP", context: parent, ofKind: .internal))
+        }
+
+        // MARK: Monitor (off the request path)
+
+        /// Adds the event's facts to the call's spans and ends them when the attempt or the call is over.
+        public func handle(_ event: CourierEvent) async {
+            let time = timestamp(of: event.instant)
+            switch event.kind {
+            case .started, .sent:
+                break
+            case .adapted(let head):
+                withAttempt(event) { span in
+                    span.updateAttributes { attributes in
+                        attributes["http.request.method"] = head.method.rawValue
+                        attributes["url.full"] = "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "")"
+                        attributes["url.scheme"] = head.scheme
+                        attributes["server.address"] = head.authority.map(Self.host(ofAuthority:))
+                    }
+                }
+            case .responseHead(let head):
+                withAttempt(event) { span in
+                    span.attributes["http.response.status_code"] = head.status.code
+                    if head.status.code >= 400 {
+                        span.attributes["error.type"] = "\(head.status.code)"
+                        span.setStatus(SpanStatus(code: .error))
+                    }
+                }
+            case .decision(let step):
+                if step.kind != .adapter { endAttempt(event.callID, event.attempt, at: time) }
+            case .retried(let delay):
+                endAttempt(event.callID, event.attempt, at: time)
+                withCall(event) { span in
+                    let attributes = SpanAttributes(["courier.retry.delay_ms": .int64(delayInMilliseconds(delay))])
+                    span.addEvent(SpanEvent(name: "retry", at: time, attributes: attributes))
+                }
+            case .refreshed:
+                endAttempt(event.callID, event.attempt, at: time)
+                withCall(event) { $0.addEvent(SpanEvent(name: "refresh", at: time)) }
+            case .cached(let outcome):
+                withCall(event) { span in
+                    span.attributes["courier.cache"] = outcome.rawValue
+                    span.addEvent(SpanEvent(name: "cache \(outcome.rawValue)", at: time))
+                }
+            case .finished(let status, _, _):
+                endCall(event, at: time) { span in
+                    span.attributes["http.response.status_code"] = status.code
+                }
+            case .failed(let error, let status, _):
+                endCall(event, at: time) { span in
+                    if let status { span.attributes["http.response.status_code"] = status.code }
+                    span.attributes["error.type"] = Self.errorType(error)
+                    span.recordError(error, attributes: [:], at: time)
                     span.setStatus(SpanStatus(code: .error))
                 }
             }
-        case .decision(let step):
-            if step.kind != .adapter { endAttempt(event.callID, event.attempt, at: time) }
-        case .retried(let delay):
-            endAttempt(event.callID, event.attempt, at: time)
-            withCall(event) { span in
-                let attributes = SpanAttributes(["courier.retry.delay_ms": .int64(delayInMilliseconds(delay))])
-                span.addEvent(SpanEvent(name: "retry", at: time, attributes: attributes))
+        }
+
+        private func withAttempt(_ event: CourierEvent, _ body: (any Span) -> Void) {
+            guard let span = state.withLock({ $0.calls[event.callID]?.attempts[event.attempt] }) else { return }
+            body(span)
+        }
+
+        private func withCall(_ event: CourierEvent, _ body: (any Span) -> Void) {
+            guard let span = state.withLock({ $0.calls[event.callID]?.call }) else { return }
+            body(span)
+        }
+
+        private func endAttempt(_ callID: CourierEvent.CallID, _ attempt: Int, at time: DefaultTracerClock.Timestamp) {
+            let span = state.withLock { $0.calls[callID]?.attempts.removeValue(forKey: attempt) }
+            span?.end(at: time)
+        }
+
+        /// Ends the call's open spans; a call that failed before any attempt was sent gets a span of its own now.
+        private func endCall(
+            _ event: CourierEvent,
+            at time: DefaultTracerClock.Timestamp,
+            _ finish: (any Span) -> Void
+        ) {
+            let spans = state.withLock { state -> CallSpans? in
+                state.order.removeAll { $0 == event.callID }
+                return state.calls.removeValue(forKey: event.callID)
             }
-        case .refreshed:
-            endAttempt(event.callID, event.attempt, at: time)
-            withCall(event) { $0.addEvent(SpanEvent(name: "refresh", at: time)) }
-        case .cached(let outcome):
-            withCall(event) { span in
-                span.attributes["courier.cache"] = outcome.rawValue
-                span.addEvent(SpanEvent(name: "cache \(outcome.rawValue)", at: time))
+            for (_, span) in spans?.attempts ?? [:] {
+                span.end(at: time)
             }
-        case .finished(let status, _, _):
-            endCall(event, at: time) { span in
-                span.attributes["http.response.status_code"] = status.code
+            let call =
+                spans?.call
+                ?? tracer.startSpan(
+                    "HTTP", context: InstrumentationContext.topLevel, ofKind: .internal,
+                    at: timestamp(of: event.instant - event.elapsed))
+            call.operationName = event.requestName
+            call.updateAttributes { attributes in
+                attributes["http.request.method"] = event.method.rawValue
+                attributes["courier.request"] = event.requestName
+                attributes["courier.environment"] = event.environment.rawValue
+                attributes["courier.attempts"] = event.attempt
             }
-        case .failed(let error, let status, _):
-            endCall(event, at: time) { span in
-                if let status { span.attributes["http.response.status_code"] = status.code }
-                span.attributes["error.type"] = Self.errorType(error)
-                span.recordError(error, attributes: [:], at: time)
-                span.setStatus(SpanStatus(code: .error))
+            finish(call)
+            call.end(at: time)
+        }
+
+        /// The wall-clock time of a monotonic instant, by the offset from the pair taken at creation.
+        private func timestamp(of instant: ContinuousClock.Instant) -> DefaultTracerClock.Timestamp {
+            let offset = anchor.instant.duration(to: instant)
+            let nanoseconds = offset.components.seconds * 1_000_000_000 + offset.components.attoseconds / 1_000_000_000
+            let wall = Int64(clamping: anchor.wall) &+ nanoseconds
+            return DefaultTracerClock.Timestamp(nanosecondsSinceEpoch: UInt64(max(0, wall)))
+        }
+
+        private func delayInMilliseconds(_ delay: Duration) -> Int64 {
+            delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+        }
+
+        static func errorType(_ error: any Error) -> String {
+            if error is CancellationError { return "cancelled" }
+            if let error = error as? CourierError { return "\(error.code)" }
+            return "\(type(of: error))"
+        }
+
+        static func host(ofAuthority authority: String) -> String {
+            if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
+                return String(authority[...end])
             }
+            return String(authority.prefix { $0 != ":" })
         }
     }
 
-    private func withAttempt(_ event: CourierEvent, _ body: (any Span) -> Void) {
-        guard let span = state.withLock({ $0.calls[event.callID]?.attempts[event.attempt] }) else { return }
-        body(span)
-    }
-
-    private func withCall(_ event: CourierEvent, _ body: (any Span) -> Void) {
-        guard let span = state.withLock({ $0.calls[event.callID]?.call }) else { return }
-        body(span)
-    }
-
-    private func endAttempt(_ callID: CourierEvent.CallID, _ attempt: Int, at time: DefaultTracerClock.Timestamp) {
-        let span = state.withLock { $0.calls[callID]?.attempts.removeValue(forKey: attempt) }
-        span?.end(at: time)
-    }
-
-    /// Ends the call's open spans; a call that failed before any attempt was sent gets a span of its own now.
-    private func endCall(
-        _ event: CourierEvent,
-        at time: DefaultTracerClock.Timestamp,
-        _ finish: (any Span) -> Void
-    ) {
-        let spans = state.withLock { state -> CallSpans? in
-            state.order.removeAll { $0 == event.callID }
-            return state.calls.removeValue(forKey: event.callID)
+    extension Client.Configuration {
+        /// Adds `monitor` as the last adapter (to inject the trace context) and as a monitor (to finish the spans).
+        public mutating func addTracing(_ monitor: TracingMonitor) {
+            adapters.append(monitor)
+            monitors.append(monitor)
         }
-        for (_, span) in spans?.attempts ?? [:] {
-            span.end(at: time)
-        }
-        let call =
-            spans?.call
-            ?? tracer.startSpan(
-                "HTTP", context: InstrumentationContext.topLevel, ofKind: .internal,
-                at: timestamp(of: event.instant - event.elapsed))
-        call.operationName = event.requestName
-        call.updateAttributes { attributes in
-            attributes["http.request.method"] = event.method.rawValue
-            attributes["courier.request"] = event.requestName
-            attributes["courier.environment"] = event.environment.rawValue
-            attributes["courier.attempts"] = event.attempt
-        }
-        finish(call)
-        call.end(at: time)
     }
-
-    /// The wall-clock time of a monotonic instant, by the offset from the pair taken at creation.
-    private func timestamp(of instant: ContinuousClock.Instant) -> DefaultTracerClock.Timestamp {
-        let offset = anchor.instant.duration(to: instant)
-        let nanoseconds = offset.components.seconds * 1_000_000_000 + offset.components.attoseconds / 1_000_000_000
-        let wall = Int64(clamping: anchor.wall) &+ nanoseconds
-        return DefaultTracerClock.Timestamp(nanosecondsSinceEpoch: UInt64(max(0, wall)))
-    }
-
-    private func delayInMilliseconds(_ delay: Duration) -> Int64 {
-        delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
-    }
-
-    static func errorType(_ error: any Error) -> String {
-        if error is CancellationError { return "cancelled" }
-        if let error = error as? CourierError { return "\(error.code)" }
-        return "\(type(of: error))"
-    }
-
-    static func host(ofAuthority authority: String) -> String {
-        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
-            return String(authority[...end])
-        }
-        return String(authority.prefix { $0 != ":" })
-    }
-}
-
-extension Client.Configuration {
-    /// Adds `monitor` as the last adapter (to inject the trace context) and as a monitor (to finish the spans).
-    public mutating func addTracing(_ monitor: TracingMonitor) {
-        adapters.append(monitor)
-        monitors.append(monitor)
-    }
-}
+#endif

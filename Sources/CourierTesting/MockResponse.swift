@@ -1,4 +1,4 @@
-import Courier
+import CourierCore
 public import Foundation
 public import HTTPTypes
 

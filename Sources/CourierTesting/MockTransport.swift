@@ -1,4 +1,4 @@
-public import Courier
+public import CourierCore
 public import Foundation
 public import HTTPTypes
 

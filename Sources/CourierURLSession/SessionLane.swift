@@ -1,4 +1,4 @@
-import Courier
+import CourierCore
 import Foundation
 
 #if canImport(FoundationNetworking)

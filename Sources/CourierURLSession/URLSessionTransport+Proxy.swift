@@ -1,4 +1,4 @@
-import Courier
+import CourierCore
 import Foundation
 import HTTPTypes
 
@@ -11,14 +11,14 @@ extension URLSessionTransport {
     ///
     /// On Linux, FoundationNetworking has no proxy setting (`connectionProxyDictionary` is ignored), while
     /// libcurl underneath follows the process's `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` on its
-    /// own. ``Courier/ProxyOptions/environment`` reads those with curl's rules, so a call is sent when Courier's
+    /// own. `ProxyOptions.environment` reads those with curl's rules, so a call is sent when Courier's
     /// choice and libcurl's agree (the environment's proxy, or none), and fails with
-    /// ``Courier/CourierError/Code/unsupported`` when they differ: an explicit proxy, or ``Courier/ProxyOptions/direct``
+    /// `CourierError.Code.unsupported` when they differ: an explicit proxy, or `ProxyOptions.direct`
     /// while the environment names a proxy for the host (which Courier cannot turn off there).
     ///
-    /// On Apple platforms URLSession follows the system's proxy settings; with ``Courier/ProxyOptions/direct`` (the
+    /// On Apple platforms URLSession follows the system's proxy settings; with `ProxyOptions.direct` (the
     /// default) the session is left to them, and a proxy chosen by Courier is not mapped onto the session yet, so
-    /// such a call fails with ``Courier/CourierError/Code/unsupported``.
+    /// such a call fails with `CourierError.Code.unsupported`.
     ///
     /// - Parameter environment: The proxies libcurl follows: the process's (a parameter for tests).
     static func checkProxy(

@@ -1,6 +1,5 @@
 // readme-first-call:begin
-import Courier
-import CourierAsyncHTTPClient  // or CourierURLSession on Apple platforms
+import Courier  // the core, and the transport its package traits chose
 import Foundation
 
 struct GetIP: Request {
@@ -9,7 +8,7 @@ struct GetIP: Request {
 }
 
 func firstCall(_ baseURL: URL) async throws -> String {
-    let client = Client(server: Server(baseURL: baseURL), transport: AsyncHTTPClientTransport())
+    let client = Client(baseURL: baseURL)  // AsyncHTTPClient; URLSession in an app that turns the traits off
     let ip = try await client.send(GetIP())  // a typed value, or one CourierError that says what failed
     let headers = try await client.get("/headers", as: [String: [String: String]].self)  // no type needed
     return "\(ip.origin) \(headers["headers"]?["Host"] ?? "")"

@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 import Testing
 
@@ -10,6 +11,17 @@ struct FirstCallSampleTests {
         let answer = try await firstCall(url)
         #expect(answer.hasPrefix("127.0.0.1 "), "\(answer)")
         #expect(answer.hasSuffix(" \(url.host ?? ""):\(url.port ?? 0)"), "\(answer)")
+    }
+
+    @Test("with the default traits, Client(baseURL:) and Client(server:) send through AsyncHTTPClient")
+    func defaultTransportIsAsyncHTTPClient() throws {
+        let url = try #require(URL(string: "http://127.0.0.1:1"))
+        let first = Client(baseURL: url)
+        let second = Client(server: Server(baseURL: url, environment: .staging))
+        #expect(first.transport is AsyncHTTPClientTransport)
+        #expect(second.transport is AsyncHTTPClientTransport)
+        #expect(Client.defaultTransport is AsyncHTTPClientTransport)
+        #expect(second.environment == .staging)
     }
 
     @Test("the README shows the same lines as this file")

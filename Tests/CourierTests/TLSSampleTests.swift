@@ -64,7 +64,7 @@ struct TLSSampleTests {
         .filter { !$0.hasPrefix("```") }
         #expect(readmeLines == sample)
         let article = try String(
-            contentsOf: root.appendingPathComponent("Sources/Courier/Documentation.docc/SecurityTLSPinning.md"),
+            contentsOf: root.appendingPathComponent("Sources/CourierCore/Documentation.docc/SecurityTLSPinning.md"),
             encoding: .utf8)
         let articleLines = article.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let start = try #require(articleLines.firstIndex(of: sample[0]), "the article lacks the sample")

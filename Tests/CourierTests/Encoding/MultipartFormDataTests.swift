@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import Courier
+@testable import CourierCore
 
 @Suite("MultipartFormData", .timeLimit(.minutes(2)))
 struct MultipartFormDataTests {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Courier
+@testable import CourierCore
 
 @Suite("PercentEncoding")
 struct PercentEncodingTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Courier
+@testable import CourierCore
 
 @Suite("URLEncodedFormEncoder")
 struct URLEncodedFormEncoderTests {

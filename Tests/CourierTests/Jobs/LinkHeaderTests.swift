@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Courier
+@testable import CourierCore
 
 @Suite("Link header (RFC 8288)")
 struct LinkHeaderTests {

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import Courier
+@testable import CourierCore
 
 /// Helpers for reading multipart bodies back in tests.
 enum MultipartFixtures {

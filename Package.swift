@@ -67,6 +67,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        // Test-only (consumers never resolve it): the real OpenTelemetry SDK for CourierOTelTests, OTLP/HTTP only.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // Test-only: Examples/HummingbirdGateway's sources, compiled and run here with Courier and Hummingbird in one
+        // module (the example's own package builds the same files for users).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0", traits: []),
     ],
     targets: [
         .target(
@@ -220,6 +225,35 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierOTelTests",
+            dependencies: [
+                "Courier",
+                "CourierObservability",
+                "CourierAsyncHTTPClient",
+                "CourierTestServer",
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HummingbirdGatewayTests",
+            dependencies: [
+                "Courier",
+                "CourierTestServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            path: "Examples/HummingbirdGateway",
+            exclude: ["Package.swift", "Sources/gateway"],
+            sources: ["Sources/Gateway", "Tests/GatewayTests"],
+            swiftSettings: [.swiftLanguageMode(.v6)]  // as the example's own package builds them
         ),
         .testTarget(
             name: "CourierTests",

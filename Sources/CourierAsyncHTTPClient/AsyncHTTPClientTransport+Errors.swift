@@ -17,7 +17,7 @@
             case body
         }
 
-        /// Maps AsyncHTTPClient and NIO errors to ``CourierError`` codes; cancellation stays `CancellationError`.
+        /// Maps AsyncHTTPClient and NIO errors to `CourierError` codes; cancellation stays `CancellationError`.
         ///
         /// Messages name the failure in Courier's words, never the underlying error's text (which may carry a URL):
         /// the error itself stays available as `CourierError.underlyingError`.

@@ -8,7 +8,7 @@
     /// `TLSOptions` mapped onto NIOSSL's `TLSConfiguration`, one configuration per options and host.
     ///
     /// AsyncHTTPClient pools connections by TLS configuration, so a request with other options never reuses a
-    /// connection made with relaxed ones (reliability row 44), and the same options always map to an equal value
+    /// connection made with relaxed ones, and the same options always map to an equal value
     /// (cached here) so connections are reused.
     ///
     /// Pins: AsyncHTTPClient gives no access to a connection's certificates, so a pin set is enforced by trusting,

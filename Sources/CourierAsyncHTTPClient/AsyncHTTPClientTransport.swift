@@ -21,7 +21,16 @@
     ///
     /// By default all transports created with ``init(configuration:)`` and the same configuration share one
     /// `HTTPClient` per process (like `HTTPClient.shared`, but with redirects off). Pass your own `HTTPClient` with
-    /// ``init(client:)`` to control its lifetime; create it with `redirectConfiguration: .disallow`.
+    /// ``init(client:decompresses:)`` to control its lifetime; create it with `redirectConfiguration: .disallow`.
+    ///
+    /// ## Tracing
+    ///
+    /// The clients this transport makes, with ``init(configuration:)`` or ``init(clientConfiguration:)``, have
+    /// AsyncHTTPClient's own tracing off (`tracing.tracer = nil`): Courier's tracing monitor (`TracingMonitor`, in
+    /// CourierObservability) makes the spans, an `internal` span per call and a `client` span per attempt, and injects
+    /// the attempt's `traceparent`. With AsyncHTTPClient's tracing on as well, each attempt would get a second `client`
+    /// span (not a child of the call's) and a second `traceparent` header. A client you pass to ``init(client:decompresses:)`` is
+    /// used as configured: create it with `configuration.tracing.tracer = nil` when you trace with Courier.
     public struct AsyncHTTPClientTransport: Transport {
         /// Settings for the `HTTPClient` the transport creates.
         ///
@@ -122,7 +131,8 @@
 
         /// Creates a transport that owns a new `HTTPClient` made from your AsyncHTTPClient configuration (its pool,
         /// timeouts, TLS, proxy and decompression as you set them), except that redirects are left to Courier
-        /// (`redirectConfiguration` becomes `.disallow`).
+        /// (`redirectConfiguration` becomes `.disallow`) and so is tracing (`tracing.tracer` becomes `nil`: Courier's
+        /// tracing monitor makes one span per attempt, see Tracing in ``AsyncHTTPClientTransport``).
         ///
         /// Shut it down with ``shutdown()``, or run the transport as a swift-service-lifecycle `Service` in your
         /// server's `ServiceGroup`: it then shuts its client down on graceful shutdown.
@@ -136,6 +146,7 @@
         public init(clientConfiguration: HTTPClient.Configuration) {
             var configuration = clientConfiguration
             configuration.redirectConfiguration = .disallow
+            configuration.tracing.tracer = nil
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.sharedConfiguration = nil
             if case .enabled = configuration.decompression {
@@ -161,7 +172,10 @@
         /// Creates a transport on your own `HTTPClient`, which you shut down.
         ///
         /// The client must not follow redirects (`redirectConfiguration: .disallow`): when it does, the call fails
-        /// with `CourierError.Code.unsupported` rather than bypass Courier's redirect rules.
+        /// with `CourierError.Code.unsupported` rather than bypass Courier's redirect rules. Its tracing is
+        /// left as you configured it: AsyncHTTPClient's default traces every request with the global tracer, which
+        /// next to Courier's tracing monitor adds a second span and a second `traceparent` per attempt, so set
+        /// `configuration.tracing.tracer = nil` on a client you trace with Courier.
         ///
         /// - Parameters:
         ///   - client: The client to send with.

@@ -20,7 +20,7 @@
     /// | `courier_cache_total` | counter | `method`, `environment`, `result` |
     ///
     /// `outcome` is `success`, `failure` or `cancelled`; `status_class` is `1xx`…`5xx`, or `none` when no response
-    /// arrived; `code` is the ``CourierError/Code`` (`timedOut`, `unacceptableStatus`…) or `cancelled`.
+    /// arrived; `code` is the `CourierError.Code` (`timedOut`, `unacceptableStatus`…) or `cancelled`.
     ///
     /// ```swift
     /// var configuration = Client.Configuration()

@@ -6,7 +6,7 @@
     /// A swift-distributed-tracing span per call, a child span per attempt, and the attempt's trace context
     /// (W3C `traceparent` with a W3C instrument) injected into the outgoing request.
     ///
-    /// It is both a ``RequestAdapter`` and an ``EventMonitor``: the adapter runs on the request path, starts the spans
+    /// It is both a `RequestAdapter` and an `EventMonitor`: the adapter runs on the request path, starts the spans
     /// and injects the context (it must, so the server sees the attempt's span); the monitor, off the request path,
     /// adds attributes and ends the spans at the times the events carry. Install both halves with
     /// `Client.Configuration.addTracing(_:)`:
@@ -64,7 +64,7 @@
 
         /// Starts the call span (on the first attempt) and this attempt's span, and injects the attempt's context.
         ///
-        /// Does nothing when the client has no monitors (``AdapterContext/callID`` is `nil`), that is when this
+        /// Does nothing when the client has no monitors (`AdapterContext.callID` is `nil`), that is when this
         /// monitor was added as an adapter only.
         public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
             guard let callID = context.callID else { return request }

@@ -2,7 +2,7 @@ public import CourierCore
 public import Foundation
 public import HTTPTypes
 
-/// A ``Transport`` that answers from a script instead of the network, and records what it was sent.
+/// A `Transport` that answers from a script instead of the network, and records what it was sent.
 ///
 /// Stub responses per route (method and path) or queue them in order; inject delays and faults; inspect
 /// ``recordedRequests`` (the requests as they left the adapters, bodies read into memory) in assertions. A

@@ -11,7 +11,7 @@ import HTTPTypes
 /// It hands the response head to ``URLSessionTransport/send(_:context:)`` and buffers body chunks for
 /// ``ResponseBodySequence`` until they are read, with a high-water mark that holds the transfer back (see
 /// ``DeliveryQueue``). When the transfer cannot be held back (on Linux, after the delivery queue's stall budget),
-/// more than `maxUnreadBytes` unread bytes fail the body with ``CourierError/Code/unsupported``. Every way the request can end (success, a URLSession error, a limit, a timer, cancellation,
+/// more than `maxUnreadBytes` unread bytes fail the body with `CourierError.Code.unsupported`. Every way the request can end (success, a URLSession error, a limit, a timer, cancellation,
 /// the body dropped unread) goes through ``fail(_:)`` or ``didComplete(error:)``, which settle the state exactly
 /// once. A failure reaches the caller at once: it never waits for URLSession to acknowledge the cancellation.
 final class ResponseTask: Sendable {
@@ -419,11 +419,11 @@ final class ResponseTask: Sendable {
     /// What the watchdog does next: sleep until the next timer is due, fire one, probe the connection, or stop
     /// (`nil`).
     ///
-    /// - The call's deadline fires ``CourierError/Code/timedOut``.
-    /// - The idle timeout fires ``CourierError/Code/idleTimeout`` when no byte arrived (and the reader took none)
+    /// - The call's deadline fires `CourierError.Code.timedOut`.
+    /// - The idle timeout fires `CourierError.Code.idleTimeout` when no byte arrived (and the reader took none)
     ///   for that long, before the head or in the body, unless the transfer is held back for a slow reader.
     /// - Before any sign of a connection, the connect timeout asks ``ConnectProbe`` whether the server can be
-    ///   reached at all; if not, it fires ``CourierError/Code/connectTimeout``.
+    ///   reached at all; if not, it fires `CourierError.Code.connectTimeout`.
     private func nextAlarm(deadline: ContinuousClock.Instant?) -> Alarm? {
         let now = ContinuousClock.now
         return state.withLock { state -> Alarm? in

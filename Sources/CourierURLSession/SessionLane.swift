@@ -93,8 +93,8 @@ final class LanePool: Sendable {
 
     /// A lane for one request; give it back with ``checkIn(_:)`` once the request's URLSession task has completed.
     ///
-    /// - Throws: `CancellationError` if the task is cancelled while waiting for a lane, ``CourierError/Code/timedOut``
-    ///   at `deadline`, ``CourierError/Code/transportFailed`` once the pool was shut down.
+    /// - Throws: `CancellationError` if the task is cancelled while waiting for a lane, `CourierError.Code.timedOut`
+    ///   at `deadline`, `CourierError.Code.transportFailed` once the pool was shut down.
     func checkOut(deadline: ContinuousClock.Instant?) async throws -> SessionLane {
         #if canImport(FoundationNetworking)
             let grant = state.withLock { state -> Grant in

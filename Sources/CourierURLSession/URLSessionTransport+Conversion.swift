@@ -79,7 +79,7 @@ extension URLSessionTransport {
     /// Reads the framing of a response; rejects conflicting or malformed `Content-Length` values, and a
     /// `Content-Length` next to a `Transfer-Encoding` (RFC 9112 §6.3: a message with both is a smuggling vector;
     /// FoundationNetworking would frame it by `Content-Length`), and codings no transport decodes
-    /// (``ContentCodings``).
+    /// (`ContentCodings`).
     ///
     /// FoundationNetworking accepts `Content-Length: 5` and `Content-Length: 6` in one response and merges them
     /// into `"5, 6"`; a list of identical values is accepted as that value.

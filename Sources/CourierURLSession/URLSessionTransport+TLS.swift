@@ -9,7 +9,7 @@ extension URLSessionTransport {
     /// FoundationNetworking on Linux gives no hook for trust, pins or client certificates at all (libcurl's CA
     /// bundle is fixed, and no server-trust challenge reaches the delegate); this transport does not map them on
     /// Apple platforms yet either. So every setting other than the defaults fails the call with
-    /// ``CourierError/Code/unsupported``, naming the setting, rather than being silently ignored.
+    /// `CourierError.Code.unsupported`, naming the setting, rather than being silently ignored.
     static func checkTLS(_ options: TLSOptions, for head: HTTPRequest) throws {
         guard head.scheme?.lowercased() == "https", !options.isDefault else { return }
         let host = head.url.flatMap(Origin.init(url:))?.host ?? ""

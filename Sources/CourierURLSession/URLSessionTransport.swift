@@ -9,21 +9,21 @@ import Logging
     public import Foundation
 #endif
 
-/// A ``Transport`` that sends requests with `URLSession` (FoundationNetworking on Linux).
+/// A `Transport` that sends requests with `URLSession` (FoundationNetworking on Linux).
 ///
 /// The transport owns its sessions and their delegates, so it controls what URLSession would otherwise do on its
 /// own:
 /// - it never follows a redirect: the 3xx response is returned, and Courier's redirect decision follows it;
 /// - it returns as soon as the response head arrives and streams the body, holding the transfer back while more
 ///   than `responseBufferSize` unread bytes are buffered, so a download takes bounded memory at its reader's pace;
-/// - it counts the bytes URLSession decompresses and fails with ``CourierError/Code/decompressionLimit`` past
+/// - it counts the bytes URLSession decompresses and fails with `CourierError.Code.decompressionLimit` past
 ///   `maxDecompressedBytes`, or past `maxDecompressionRatio` times a compressed body's `Content-Length`;
-/// - it rejects a response with conflicting `Content-Length` values (``CourierError/Code/malformedResponse``),
+/// - it rejects a response with conflicting `Content-Length` values (`CourierError.Code.malformedResponse`),
 ///   and reports a body shorter than its
-///   `Content-Length` as ``CourierError/Code/connectionFailed`` ("truncated"), never as a success;
+///   `Content-Length` as `CourierError.Code.connectionFailed` ("truncated"), never as a success;
 /// - cancelling the calling `Task` (before the head, or while the body is read) throws `CancellationError` at once
-///   and cancels the URLSession task; a passed ``TransportContext/deadline`` fails with
-///   ``CourierError/Code/timedOut`` at the deadline, without waiting for URLSession.
+///   and cancels the URLSession task; a passed `TransportContext.deadline` fails with
+///   `CourierError.Code.timedOut` at the deadline, without waiting for URLSession.
 ///
 /// ```swift
 /// let client = Client(server: .production, transport: URLSessionTransport())
@@ -34,8 +34,8 @@ import Logging
 /// has a session of its own, and idle sessions are reused (with their open connections) by later requests. A
 /// streamed request body is sent chunked without being held in memory. On Apple platforms one session serves every request, and a
 /// streamed body is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with
-/// ``CourierError/Code/unsupported``. On Linux, FoundationNetworking cannot send a `GET` with a body: that fails
-/// with ``CourierError/Code/unsupported`` too.
+/// `CourierError.Code.unsupported`. On Linux, FoundationNetworking cannot send a `GET` with a body: that fails
+/// with `CourierError.Code.unsupported` too.
 public final class URLSessionTransport: Transport {
     /// The largest streamed request body collected in memory on platforms that cannot stream it (Apple).
     public static let maxBufferedUploadBytes = 64 * 1024 * 1024
@@ -70,17 +70,17 @@ public final class URLSessionTransport: Transport {
     ///   - connectTimeout: How long establishing a connection may take. Default: 10 s. URLSession reports no
     ///     "connected" event, so when no sign of a connection (a response head, request body bytes sent) came
     ///     within this time, the transport makes one plain TCP connect to the server: if that fails too, the call
-    ///     fails with ``CourierError/Code/connectTimeout``; if it succeeds, the server is up and only the idle
+    ///     fails with `CourierError.Code.connectTimeout`; if it succeeds, the server is up and only the idle
     ///     timeout may end the wait, as on every Courier transport.
     ///   - idleTimeout: How long the response may be silent (no byte of the head or the body) before the call
-    ///     fails with ``CourierError/Code/idleTimeout``; `nil` disables it. Default: 60 s.
+    ///     fails with `CourierError.Code.idleTimeout`; `nil` disables it. Default: 60 s.
     ///   - maxDecompressedBytes: The most bytes a body with a `Content-Encoding` may decompress to.
     ///   - maxDecompressionRatio: The most a body with a `Content-Encoding` and a `Content-Length` may grow by
     ///     when decompressed.
     ///   - responseBufferSize: How many unread response bytes are buffered before the transfer is held back until
     ///     the reader has drained half of them. On Linux a reader that does not drain its body within a second
     ///     stops holding back the process's other URLSession transfers; its body then fails with
-    ///     ``CourierError/Code/unsupported`` once more than 16 × `responseBufferSize` (at least 64 MiB) are unread.
+    ///     `CourierError.Code.unsupported` once more than 16 × `responseBufferSize` (at least 64 MiB) are unread.
     ///   - maxConcurrentRequests: On Linux, the most requests in flight at once (each has a session of its own);
     ///     more wait, first come first served, for one to end. Like a connection pool's limit, it counts a
     ///     response whose body is still held. Ignored on Apple platforms.
@@ -134,12 +134,12 @@ public final class URLSessionTransport: Transport {
     ///   - context: The deadline and logger for this call.
     /// - Returns: The response head and its one-shot body. Its length is known when the response has a
     ///   `Content-Length` and no `Content-Encoding`.
-    /// - Throws: `CancellationError` when the task is cancelled; ``CourierError`` with
-    ///   ``CourierError/Code/timedOut`` (deadline, URLSession's idle timeout), ``CourierError/Code/connectTimeout``,
-    ///   ``CourierError/Code/connectionFailed`` (refused, lost, truncated body),
-    ///   ``CourierError/Code/malformedResponse`` (conflicting `Content-Length`), ``CourierError/Code/unsupported``,
-    ///   or ``CourierError/Code/transportFailed`` (anything else). A `URLError` is kept as the underlying error.
-    ///   Body reads throw the same errors, and ``CourierError/Code/decompressionLimit``.
+    /// - Throws: `CancellationError` when the task is cancelled; `CourierError` with
+    ///   `CourierError.Code.timedOut` (deadline, URLSession's idle timeout), `CourierError.Code.connectTimeout`,
+    ///   `CourierError.Code.connectionFailed` (refused, lost, truncated body),
+    ///   `CourierError.Code.malformedResponse` (conflicting `Content-Length`), `CourierError.Code.unsupported`,
+    ///   or `CourierError.Code.transportFailed` (anything else). A `URLError` is kept as the underlying error.
+    ///   Body reads throw the same errors, and `CourierError.Code.decompressionLimit`.
     public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
         try Task.checkCancellation()
         try Self.checkTLS(context.tls, for: request.head)

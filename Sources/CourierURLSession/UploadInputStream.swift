@@ -2,7 +2,7 @@ import CourierCore
 import Foundation
 
 #if canImport(FoundationNetworking)
-    /// A bounded buffer between a streamed ``MessageBody`` and the ``UploadInputStream`` libcurl reads.
+    /// A bounded buffer between a streamed `MessageBody` and the ``UploadInputStream`` libcurl reads.
     ///
     /// Linux has no `Stream.getBoundStreams`, so the request's `httpBodyStream` is an ``UploadInputStream`` over
     /// this pipe. libcurl reads it synchronously on the session's work queue: ``read(into:maxLength:)`` blocks until

@@ -108,7 +108,7 @@ private struct TokenRequest: Request {
     var body: RequestBody? { .form(form) }
     var headers: RequestHeaders { ["Accept": "application/json"] }
     var authentication: AuthenticationRequirement { .none }
-    /// Token responses are never stored (RFC 6749 §5.1; reliability row 35), whatever their headers say.
+    /// Token responses are never stored (RFC 6749 §5.1), whatever their headers say.
     var cachePolicy: CachePolicy { .bypass }
     var decisions: [any Decision] { [] }
     var parser: any ResponseParser<TokenResponse> { TokenResponseParser() }

@@ -1,4 +1,4 @@
-/// How one request uses the client's ``HTTPCache`` (the Kabuki talk's `cacheEnabled`, with URLSession's choices).
+/// How one request uses the client's ``HTTPCache`` (with URLSession's choices).
 ///
 /// Set it on a request with the ``Request/cachePolicy`` property; it has no effect when the client has no cache.
 ///

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Replaces the body when a condition holds: the seeds' "empty body → `{}`", or dummy data for a server that
+/// Replaces the body when a condition holds: "empty body → `{}`", or dummy data for a server that
 /// is not ready yet.
 ///
 /// ```swift

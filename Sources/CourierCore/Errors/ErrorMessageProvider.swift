@@ -17,7 +17,7 @@ public protocol UserPresentableError: Error {
     var userMessage: String? { get }
 }
 
-/// Turns any error into one sentence an end user can read: the Philly talk's `ErrorMessageProvider`.
+/// Turns any error into one sentence an end user can read.
 ///
 /// The sentence comes from, in order: a ``UserPresentableError`` (the server's own message, for example), an
 /// override for the error's ``CourierError/Code``, an override for its ``Kind``, or the English catalogue passed

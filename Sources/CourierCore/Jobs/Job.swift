@@ -1,4 +1,4 @@
-/// A reusable unit of work made of several requests, with a typed result: the Philly talk's `Job`.
+/// A reusable unit of work made of several requests, with a typed result.
 ///
 /// A job's steps are ordinary calls on the client it runs on, so each step can use the results of the ones
 /// before it. Run it with ``Client/run(_:tags:)``: cancelling the calling task, the job's tags or the client

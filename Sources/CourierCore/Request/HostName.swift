@@ -1,4 +1,4 @@
-/// Host names in the one form every policy decision compares (reliability row 15).
+/// Host names in the one form every policy decision compares.
 ///
 /// Lowercased, with the dots IDNA treats as dots (`。` U+3002, `．` U+FF0E, `｡` U+FF61) turned into `.`, each
 /// non-ASCII label turned into its Punycode A-label (`bücher` → `xn--bcher-kva`, RFC 3492), IPv6 brackets and a

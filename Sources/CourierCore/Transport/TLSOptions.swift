@@ -67,8 +67,7 @@ public struct TLSOptions: Hashable, Sendable {
         return pins.first { $0.matches(canonicalHost: host) }
     }
 
-    /// A host lowercased, without a trailing dot or IPv6 brackets: the form every TLS decision compares
-    /// (reliability row 15).
+    /// A host lowercased, without a trailing dot or IPv6 brackets: the form every TLS decision compares.
     public static func canonicalHost(_ host: String) -> String {
         HostName.canonical(host)
     }

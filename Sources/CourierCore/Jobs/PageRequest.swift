@@ -2,6 +2,9 @@ import Foundation
 import HTTPTypes
 
 /// One page's call: the user's request, optionally sent to a linked URL, parsed together with its response head.
+///
+/// It forwards every requirement of ``Request`` to `base` (`PageRequestForwardingTests` fails when ``Request`` gains
+/// one that is not forwarded here).
 struct PageRequest<Base: Request>: Request {
     typealias Response = PageOutput<Base.Response>
 
@@ -23,6 +26,7 @@ struct PageRequest<Base: Request>: Request {
     var timeout: Duration? { base.timeout }
     var maxResponseBodySize: Int? { base.maxResponseBodySize }
     var retryPolicy: RetryPolicy? { base.retryPolicy }
+    var cachePolicy: CachePolicy { base.cachePolicy }
     var adapters: [any RequestAdapter] {
         guard let url else { return base.adapters }
         return base.adapters + [LinkedURLAdapter(url: url)]

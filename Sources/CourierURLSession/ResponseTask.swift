@@ -229,6 +229,19 @@ final class ResponseTask: Sendable {
         }
     }
 
+    /// Takes the head of a redirect the session never delivered, when the task completes without one.
+    ///
+    /// FoundationNetworking does not pass a 301–308 to the delegate while it means to follow it, and when the
+    /// `Location` turns out unusable (an empty one, which RFC 3986 resolves to the current URL) it completes the task
+    /// without ever delivering that response. The head is then the task's response, and its body is not available.
+    func adoptUndeliveredRedirect(_ response: URLResponse?) {
+        guard let response = response as? HTTPURLResponse, (300...399).contains(response.statusCode),
+            state.withLock({ $0.head == nil && $0.failure == nil })
+        else { return }
+        didReceive(response: response)
+        state.withLock { $0.expectedLength = nil }
+    }
+
     func didReceive(response: URLResponse) {
         let head: HTTPResponse
         let framing: URLSessionTransport.Framing

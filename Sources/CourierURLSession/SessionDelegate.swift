@@ -96,6 +96,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let responseTask = tasks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        if error == nil { responseTask?.adoptUndeliveredRedirect(task.response) }
         responseTask?.didComplete(error: error)
         taskCompleted.withLock { $0 }?()
     }

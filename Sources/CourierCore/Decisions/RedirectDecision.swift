@@ -13,10 +13,11 @@ import HTTPTypes
 ///   header the client's ``Redactor`` treats as sensitive are stripped, and stay stripped for the rest of the call.
 /// - `https` → `http` fails with ``CourierError/Code/insecureRedirect`` unless ``allowsInsecureRedirects``;
 ///   a `Location` that is not http(s), carries userinfo or cannot be parsed fails with
-///   ``CourierError/Code/invalidRedirect``; a relative `Location` is resolved against the current URL
-///   (RFC 3986 §5.2, dot segments removed).
-/// - A URL visited twice in one call fails with ``CourierError/Code/redirectCycle``; one redirect too many with
-///   ``CourierError/Code/redirectLimit``.
+///   ``CourierError/Code/invalidRedirect``; a `Location` is resolved against the current URL as RFC 3986 §5.2 says:
+///   an empty one is the current URL, and dot segments are removed from absolute ones too.
+/// - A redirect back to the first URL, or to the current one (`Location: #top`), is followed once: servers do that
+///   after setting state. A target reached a second time in one call fails with
+///   ``CourierError/Code/redirectCycle``; one redirect too many with ``CourierError/Code/redirectLimit``.
 public struct RedirectDecision: Decision {
     /// The most redirects one call follows. Default: 10.
     public let maxRedirects: Int
@@ -56,7 +57,7 @@ public struct RedirectDecision: Decision {
             return .fail(Self.error(.invalidRedirect, "the redirected request has no URL", response))
         }
         guard let location = response.head.headerFields[.location],
-            let target = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: current)?.absoluteURL
+            let target = Self.resolve(location, against: current)
         else {
             return .fail(Self.error(.invalidRedirect, "the Location header is not a valid URL", response))
         }
@@ -72,21 +73,22 @@ public struct RedirectDecision: Decision {
         if currentOrigin.scheme == "https", scheme == "http", !allowsInsecureRedirects {
             return .fail(Self.error(.insecureRedirect, "refusing a redirect from https to http (\(shown))", response))
         }
-        guard max(0, visited.count - 1) < maxRedirects else {
+        guard visited.count < maxRedirects else {
             return .fail(Self.error(.redirectLimit, "more than \(maxRedirects) redirects (next: \(shown))", response))
         }
         let code = response.status.code
         let dropsBody = Self.dropsBody(status: code, method: request.method)
         let method: HTTPRequest.Method = dropsBody && request.method != .head ? .get : request.method
+        // A cycle is a target reached a second time. The first request is not a target: a redirect back to it,
+        // or to itself, is followed once (servers do that after setting state, such as a cookie).
         let key = "\(method.rawValue) \(Self.withoutFragment(target))"
-        let seen = visited.isEmpty ? ["\(request.method.rawValue) \(Self.withoutFragment(current))"] : visited
-        guard !seen.contains(key) else {
+        guard !visited.contains(key) else {
             return .fail(Self.error(.redirectCycle, "the redirects loop back to \(shown)", response))
         }
         let successor = RedirectDecision(
             maxRedirects: maxRedirects,
             allowsInsecureRedirects: allowsInsecureRedirects,
-            visited: seen + [key]
+            visited: visited + [key]
         )
         let redirection = Redirection(
             url: target,
@@ -95,6 +97,59 @@ public struct RedirectDecision: Decision {
             stripsCredentials: targetOrigin != currentOrigin
         )
         return .restart(with: context.decisions(replacingCurrentWith: successor), redirection: redirection)
+    }
+
+    /// The absolute URL `location` refers to from `base` (RFC 3986 §5.2), or `nil` when it is not a URL.
+    ///
+    /// An empty reference is `base` without its fragment (§5.2.2), and the result's path has its dot segments
+    /// removed even when `location` is absolute (§5.2.2 applies `remove_dot_segments` to every reference).
+    static func resolve(_ location: String, against base: URL) -> URL? {
+        let reference = location.trimmingCharacters(in: .whitespaces)
+        let resolved: URL?
+        if reference.isEmpty {
+            resolved = URL(string: withoutFragment(base))
+        } else {
+            resolved = URL(string: reference, relativeTo: base)?.absoluteURL
+        }
+        guard let resolved, var components = URLComponents(url: resolved, resolvingAgainstBaseURL: false) else {
+            return nil
+        }
+        let path = components.percentEncodedPath
+        guard path.contains(".") else { return resolved }
+        components.percentEncodedPath = removingDotSegments(path)
+        return components.url ?? resolved
+    }
+
+    /// RFC 3986 §5.2.4 `remove_dot_segments`.
+    static func removingDotSegments(_ path: String) -> String {
+        var input = Substring(path)
+        var output: [Substring] = []
+        while !input.isEmpty {
+            if input.hasPrefix("../") {
+                input.removeFirst(3)
+            } else if input.hasPrefix("./") {
+                input.removeFirst(2)
+            } else if input.hasPrefix("/./") {
+                input.removeFirst(2)
+            } else if input == "/." {
+                input = "/"
+            } else if input.hasPrefix("/../") {
+                input.removeFirst(3)
+                if !output.isEmpty { output.removeLast() }
+            } else if input == "/.." {
+                input = "/"
+                if !output.isEmpty { output.removeLast() }
+            } else if input == "." || input == ".." {
+                input = ""
+            } else {
+                // The first segment, with its leading "/" if any, up to (not including) the next "/".
+                let start = input.hasPrefix("/") ? input.index(after: input.startIndex) : input.startIndex
+                let end = input[start...].firstIndex(of: "/") ?? input.endIndex
+                output.append(input[..<end])
+                input = input[end...]
+            }
+        }
+        return output.joined()
     }
 
     static func dropsBody(status: Int, method: HTTPRequest.Method) -> Bool {

@@ -145,10 +145,12 @@ struct RedirectDecisionTests {
     @Test("row 7: a loop fails with redirectCycle, a long chain with redirectLimit")
     func loopsAndLimits() async throws {
         let (client, mock) = Self.client()
-        mock.stub(.get, "/start", with: Self.redirect(to: "/b"))
-        mock.stub(.get, "/b", with: Self.redirect(to: "/start"))
+        // start → b → start (a redirect back to the first URL is followed once) → b again: a cycle.
+        mock.stub(.get, "/start", with: [Self.redirect(to: "/b"), Self.redirect(to: "/b")])
+        mock.stub(.get, "/b", with: [Self.redirect(to: "/start")])
         let cycle = await expectCourierError { try await client.send(Self.probe()) }
         #expect(cycle?.code == .redirectCycle)
+        #expect(mock.recordedRequests.map(\.head.path) == ["/start", "/b", "/start"])
 
         let (limited, chain) = Self.client(decisions: [.redirect(maxRedirects: 3)])
         chain.stub(.get, "/start", with: Self.redirect(to: "/r1"))

@@ -4,10 +4,15 @@ import HTTPTypes
 /// The `Cache-Control` directives (RFC 9111 §5.2) a private cache acts on, from every `Cache-Control` line.
 ///
 /// Unknown directives are ignored; a directive with an invalid argument counts as absent, except `max-age` and
-/// `s-maxage`, where an invalid value means "stale" (RFC 9111 §4.2.1).
+/// `s-maxage`, where an invalid value means "stale" (RFC 9111 §4.2.1). A directive given twice counts once, with its
+/// first value (§4.2.1); a number past 2^31 is 2^31 (§1.2.2).
 struct CacheControl: Hashable, Sendable {
     var noStore = false
+    /// Unqualified `no-cache`: revalidate before every reuse.
     var noCache = false
+    /// The fields a qualified `no-cache="a, b"` names (lowercase): they are not reused without revalidation, so the
+    /// cache does not store them (RFC 9111 §5.2.2.4).
+    var noCacheFields: [String] = []
     var mustRevalidate = false
     var isPublic = false
     var isPrivate = false
@@ -35,21 +40,43 @@ struct CacheControl: Hashable, Sendable {
     }
 
     private mutating func apply(name: String, argument: String?) {
-        let seconds = argument.flatMap { Int($0) }.map { max(0, $0) }
+        let seconds = argument.flatMap(Self.deltaSeconds)
         switch name {
         case "no-store": noStore = true
-        case "no-cache": noCache = true
+        case "no-cache":
+            if let argument {
+                noCacheFields += argument.split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces).lowercased()
+                }.filter { !$0.isEmpty }
+            } else {
+                noCache = true
+            }
         case "must-revalidate", "proxy-revalidate": mustRevalidate = true
         case "public": isPublic = true
+        // A private cache may store a `private` response, and `private="field"` limits shared caches only.
         case "private": isPrivate = true
         case "only-if-cached": onlyIfCached = true
-        case "max-age": maxAge = seconds ?? 0
-        case "max-stale": maxStale = argument == nil ? Int.max : seconds
-        case "min-fresh": minFresh = seconds
-        case "stale-while-revalidate": staleWhileRevalidate = seconds
-        case "stale-if-error": staleIfError = seconds
+        case "max-age": if maxAge == nil { maxAge = seconds ?? 0 }
+        case "max-stale": if maxStale == nil { maxStale = argument == nil ? Int.max : seconds }
+        case "min-fresh": if minFresh == nil { minFresh = seconds }
+        case "stale-while-revalidate": if staleWhileRevalidate == nil { staleWhileRevalidate = seconds }
+        case "stale-if-error": if staleIfError == nil { staleIfError = seconds }
         default: break
         }
+    }
+
+    /// The greatest delta-seconds a cache needs (RFC 9111 §1.2.2).
+    static let maximumDeltaSeconds = 2_147_483_648
+
+    /// `delta-seconds` (RFC 9111 §1.2.2): one or more ASCII digits, capped at 2^31; anything else is `nil`.
+    static func deltaSeconds(_ text: String) -> Int? {
+        guard !text.isEmpty else { return nil }
+        var value = 0
+        for byte in text.utf8 {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = min(maximumDeltaSeconds, value * 10 + Int(byte - UInt8(ascii: "0")))
+        }
+        return value
     }
 
     /// Splits one header line into lowercase directive names and unquoted arguments.

@@ -47,9 +47,17 @@ struct CacheEntry: Sendable {
         expires = fields[.expires].map { HTTPDateParser.parse($0) ?? .distantPast }
         lastModifiedText = fields[.lastModified]
         lastModified = lastModifiedText.flatMap(HTTPDateParser.parse)
-        ageValue =
-            fields[.age].flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
+        ageValue = Self.age(fields)
         eTag = fields[.eTag]
+    }
+
+    /// `Age` (RFC 9111 §5.1): the first member of the first line wins; a value that is not a non-negative integer
+    /// is ignored; one past 2^31 is 2^31 (§1.2.2).
+    static func age(_ fields: HTTPFields) -> TimeInterval {
+        guard let line = fields[values: .age].first,
+            let first = line.split(separator: ",", omittingEmptySubsequences: false).first
+        else { return 0 }
+        return CacheControl.deltaSeconds(first.trimmingCharacters(in: .whitespaces)).map(TimeInterval.init) ?? 0
     }
 
     /// The stored head as swift-http-types fields.
@@ -95,8 +103,8 @@ struct CacheEntry: Sendable {
         let replaced = Set(
             notModified.headerFields.map { $0.name.canonicalName }.filter { !CacheRules.keptOnMerge.contains($0) })
         var merged = headers.filter { !replaced.contains($0.name.lowercased()) }
-        for field in notModified.headerFields where replaced.contains(field.name.canonicalName) {
-            merged.append((field.name.rawName, field.value))
+        for field in CacheRules.storedFields(of: notModified) where replaced.contains(field.name.lowercased()) {
+            merged.append(field)
         }
         return CacheEntry(
             key: key, status: status, headers: merged, body: body, requestTime: requestTime,

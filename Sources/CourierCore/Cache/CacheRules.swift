@@ -10,8 +10,22 @@ enum CacheRules {
     /// Fields never stored (RFC 9111 §3.1: connection-specific).
     static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "proxy-authenticate",
-        "proxy-authorization", "trailer", "set-cookie",
+        "proxy-authorization", "trailer",
     ]
+
+    /// The fields of `response` a cache stores (RFC 9111 §3.1): all but the hop-by-hop ones, those the
+    /// `Connection` field names, and those a qualified `no-cache="…"` names (§5.2.2.4).
+    static func storedFields(of response: HTTPResponse) -> [(name: String, value: String)] {
+        let fields = response.headerFields
+        var dropped = hopByHop
+        for line in fields[values: .connection] {
+            for token in line.split(separator: ",") {
+                dropped.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+            }
+        }
+        dropped.formUnion(CacheControl(fields).noCacheFields)
+        return fields.filter { !dropped.contains($0.name.canonicalName) }.map { ($0.name.rawName, $0.value) }
+    }
     /// Stored fields a 304 does not replace.
     static let keptOnMerge: Set<String> = ["content-length", "content-encoding", "transfer-encoding", "content-range"]
 
@@ -19,7 +33,6 @@ enum CacheRules {
     static func isStorable(_ response: HTTPResponse, requestControl: CacheControl) -> Bool {
         let control = CacheControl(response.headerFields)
         guard !requestControl.noStore, !control.noStore else { return false }
-        guard response.headerFields[.contentRange] == nil else { return false }
         guard !varyNames(response.headerFields).contains("*") else { return false }
         let code = response.status.code
         if heuristicallyCacheable.contains(code) { return true }

@@ -182,8 +182,7 @@ struct CacheStage: Sendable {
                 CacheEntry(
                     key: key,
                     status: code,
-                    headers: response.head.headerFields.filter { !CacheRules.hopByHop.contains($0.name.canonicalName) }
-                        .map { ($0.name.rawName, $0.value) },
+                    headers: CacheRules.storedFields(of: response.head),
                     body: body,
                     requestTime: requestTime,
                     responseTime: responseTime,

@@ -150,7 +150,9 @@ final class DiskCacheStore: CacheStore {
             partition: entry.key.partition,
             url: entry.key.url,
             status: entry.status,
-            headers: entry.headers.map { [$0.name, $0.value] },
+            // A session cookie does not belong in a file that outlives the session: the disk store leaves
+            // `Set-Cookie` out (the memory store keeps it, as RFC 9111 §3.1 says).
+            headers: entry.headers.filter { $0.name.lowercased() != "set-cookie" }.map { [$0.name, $0.value] },
             requestTime: entry.requestTime.timeIntervalSince1970,
             responseTime: entry.responseTime.timeIntervalSince1970,
             vary: entry.vary

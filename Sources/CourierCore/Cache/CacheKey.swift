@@ -3,29 +3,36 @@ import HTTPTypes
 
 /// Where an entry lives: the credential partition and the absolute URL of a GET.
 struct CacheKey: Hashable, Sendable {
-    /// `""` for unsigned requests, else a SHA-256 fingerprint of the `Authorization` value.
+    /// `""` for unsigned requests, else an HMAC-SHA256 of the `Authorization` value under the cache's random key.
     var partition: String
     /// The absolute URL, with its query.
     var url: String
 
-    /// The key of `request`.
     init(partition: String, url: String) {
         self.partition = partition
         self.url = url
     }
 
-    /// The key of `request`, partitioned by its `Authorization` header.
-    init?(_ request: HTTPRequest) {
+    /// The key of `request`, partitioned by its `Authorization` header under `partitionKey`.
+    init?(_ request: HTTPRequest, partitionKey: [UInt8]) {
         guard let url = request.url else { return nil }
         self.init(
-            partition: Self.partition(ofAuthorization: request.headerFields[.authorization]), url: url.absoluteString)
+            partition: Self.partition(ofAuthorization: request.headerFields[.authorization], key: partitionKey),
+            url: url.absoluteString)
     }
 
     /// The partition of requests signed with `authorization`: the user's entries are never served to another
-    /// credential, and the secret itself is only ever kept (in memory or on disk) as a digest.
-    static func partition(ofAuthorization authorization: String?) -> String {
+    /// credential, and the secret is only ever kept as an HMAC under the cache's own random key, so a low-entropy
+    /// credential (`Basic` with a guessable password) cannot be recovered from a cache file by guessing.
+    static func partition(ofAuthorization authorization: String?, key: [UInt8]) -> String {
         guard let authorization, !authorization.isEmpty else { return "" }
-        return SHA256.hex("courier-cache-partition\n" + authorization)
+        return SHA256.hexString(SHA256.hmac(key: key, message: Array(authorization.utf8)))
+    }
+
+    /// A new random partition key.
+    static func randomPartitionKey() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
     /// The file name of the entry on disk: a digest, so neither the URL nor the partition shows in `ls`.

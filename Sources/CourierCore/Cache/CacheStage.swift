@@ -76,7 +76,7 @@ struct CacheStage: Sendable {
         let requestControl = CacheControl(fields)
         guard request.head.method == .get, request.body == nil, !requestControl.noStore,
             fields[.ifNoneMatch] == nil, fields[.ifModifiedSince] == nil, fields[.range] == nil,
-            let key = CacheKey(request.head)
+            let key = CacheKey(request.head, partitionKey: cache.store.partitionKey)
         else {
             return try await network(request, context: context, over: transport)
         }

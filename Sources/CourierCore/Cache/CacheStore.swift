@@ -1,5 +1,7 @@
 /// Where an ``HTTPCache`` keeps its entries. Implementations are thread-safe and bounded by bytes.
 protocol CacheStore: Sendable {
+    /// The key credential partitions are an HMAC under: random per memory store, kept in a disk store's directory.
+    var partitionKey: [UInt8] { get }
     /// The entry at `key`, or `nil` (a corrupt entry is dropped and reported as `nil`).
     func entry(for key: CacheKey) -> CacheEntry?
     /// Stores `entry`, replacing the one at its key, then evicts least recently used entries over the limit.
@@ -21,6 +23,7 @@ final class MemoryCacheStore: CacheStore {
     }
 
     let byteLimit: Int
+    let partitionKey = CacheKey.randomPartitionKey()
     private let state = LockedBox(State())
 
     init(byteLimit: Int) {

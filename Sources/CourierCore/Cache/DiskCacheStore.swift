@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Entries as files in a directory the user chose, one file per entry, bounded by bytes, kept across launches.
 ///
 /// The format is chosen for crash safety and speed, not for sharing:
@@ -12,7 +20,12 @@ import Foundation
 /// - the head is a small JSON document (key, status, header fields, times, `Vary` values), the body raw bytes
 ///   after it, so serving a hit copies the body once.
 ///
-/// One ``HTTPCache`` per directory: two processes writing the same directory is not supported.
+/// Privacy and sharing:
+/// - the directory is 0700 and every file 0600 (the owner only);
+/// - credential partitions are an HMAC-SHA256 under a random 32-byte key kept in `.partition-key`, so neither a
+///   file name nor a file's head lets anyone guess a credential;
+/// - one store per directory: an advisory `flock` on `.lock`, held while the store lives, makes a second store (in
+///   this process or another) fail at once with a clear error instead of tearing entries.
 final class DiskCacheStore: CacheStore {
     private struct Record {
         var key: CacheKey
@@ -37,12 +50,16 @@ final class DiskCacheStore: CacheStore {
     }
 
     static let magic: [UInt8] = Array("CRCH".utf8)
-    static let version: UInt32 = 1
+    /// 2: partitions are HMACs under the directory's key (1 used a plain SHA-256); older files are dropped.
+    static let version: UInt32 = 2
     static let headerSize = 24
 
     let directory: URL
     let byteLimit: Int
+    let partitionKey: [UInt8]
     private let state = LockedBox(State())
+    /// The descriptor holding the directory's advisory lock, closed (releasing it) when the store goes.
+    private let lockDescriptor: Int32
 
     /// Opens (creating it if needed) `directory`, indexes its entries and deletes what is not a valid entry.
     ///
@@ -51,12 +68,22 @@ final class DiskCacheStore: CacheStore {
         self.directory = directory
         self.byteLimit = byteLimit
         let manager = FileManager.default
-        try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        try manager.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        lockDescriptor = try Self.lock(directory)
+        do {
+            partitionKey = try Self.loadPartitionKey(in: directory)
+        } catch {
+            close(lockDescriptor)
+            throw error
+        }
         let files = try manager.contentsOfDirectory(
             at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])
         var found: [(name: String, record: Record, date: Date)] = []
         for file in files {
             let name = file.lastPathComponent
+            if name == Self.lockFileName || name == Self.keyFileName { continue }
             guard name.hasSuffix(".cache"), let key = Self.readKey(of: file) else {
                 // A temporary file left by a crash mid-write, or a corrupt entry.
                 try? manager.removeItem(at: file)
@@ -77,6 +104,42 @@ final class DiskCacheStore: CacheStore {
             }
         }
         evict()
+    }
+
+    deinit {
+        close(lockDescriptor)
+    }
+
+    static let lockFileName = ".lock"
+    static let keyFileName = ".partition-key"
+
+    /// Takes the directory's advisory lock, or fails when another store (in any process) holds it.
+    private static func lock(_ directory: URL) throws -> Int32 {
+        let path = directory.appendingPathComponent(lockFileName).path
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw CourierError(
+                code: .unsupported, stage: .resolve,
+                message: "the cache cannot open its lock file \(path) (errno \(errno))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw CourierError(
+                code: .unsupported, stage: .resolve,
+                message: "the cache directory \(directory.path) is in use by another HTTPCache, in this process or "
+                    + "another; use one cache per directory")
+        }
+        return descriptor
+    }
+
+    /// The directory's partition key: read from `.partition-key`, or made and written there (0600) the first time.
+    private static func loadPartitionKey(in directory: URL) throws -> [UInt8] {
+        let url = directory.appendingPathComponent(keyFileName)
+        if let data = try? Data(contentsOf: url), data.count == 32 { return Array(data) }
+        let key = CacheKey.randomPartitionKey()
+        try Data(key).write(to: url, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        return key
     }
 
     func entry(for key: CacheKey) -> CacheEntry? {
@@ -103,7 +166,11 @@ final class DiskCacheStore: CacheStore {
             return
         }
         do {
-            try data.write(to: directory.appendingPathComponent(name), options: .atomic)
+            // Written whole and renamed into place, then made owner-only (the 0700 directory already keeps
+            // others out while the file is briefly the umask's mode).
+            let file = directory.appendingPathComponent(name)
+            try data.write(to: file, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         } catch {
             drop(name)
             return

@@ -25,6 +25,11 @@ public final class HTTPCache: Sendable {
         case memory(byteLimit: Int)
         /// Files in `directory` (created if needed), least recently used evicted past `byteLimit` bytes; kept
         /// across launches. Corrupt or half-written entries are detected by length and CRC-32, and dropped.
+        ///
+        /// The directory is made owner-only (0700) and every file in it 0600; credential partitions are an HMAC
+        /// under a random key kept in the directory, so file names and contents give no credential away. One
+        /// process at a time: a second ``HTTPCache`` on the same directory, in this process or another, fails with
+        /// ``CourierError/Code/unsupported`` while the first is open (an advisory lock on `.lock`).
         case disk(directory: URL, byteLimit: Int)
     }
 
@@ -45,7 +50,7 @@ public final class HTTPCache: Sendable {
     ///   - storage: Memory (the default, 10 MiB) or a directory on disk.
     ///   - servesStaleWhenOffline: Serve the last stored response, marked stale, when the network fails.
     ///   - now: The current time; inject a fixed clock in tests.
-    /// - Throws: When the disk directory cannot be created or read.
+    /// - Throws: When the disk directory cannot be created or read, or another cache holds it.
     public init(
         storage: Storage = .memory(byteLimit: 10 << 20),
         servesStaleWhenOffline: Bool = true,
@@ -89,7 +94,7 @@ public final class HTTPCache: Sendable {
 
     /// Removes the entries of requests signed with the `Authorization` value `authorization`.
     public func removeEntries(signedWith authorization: String) {
-        let partition = CacheKey.partition(ofAuthorization: authorization)
+        let partition = CacheKey.partition(ofAuthorization: authorization, key: store.partitionKey)
         store.removeAll { $0.partition == partition }
     }
 
@@ -104,7 +109,7 @@ public final class HTTPCache: Sendable {
             guard let self else { return }
             switch change {
             case .installed(let authorization):
-                let keep = CacheKey.partition(ofAuthorization: authorization)
+                let keep = CacheKey.partition(ofAuthorization: authorization, key: self.store.partitionKey)
                 store.removeAll { !$0.partition.isEmpty && $0.partition != keep }
             case .cleared:
                 store.removeAll { !$0.partition.isEmpty }

@@ -65,6 +65,26 @@ package enum SHA256 {
         return h.flatMap { word in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> $0) } }
     }
 
+    /// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+    package static func hmac(key: [UInt8], message: some Collection<UInt8>) -> [UInt8] {
+        var block = key.count > 64 ? hash(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = hash(block.map { $0 ^ 0x36 } + Array(message))
+        return hash(block.map { $0 ^ 0x5c } + inner)
+    }
+
+    /// `bytes` as lowercase hex.
+    package static func hexString(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The digest of `text`'s UTF-8 bytes as lowercase hex.
     package static func hex(_ text: String) -> String {
         hash(Array(text.utf8)).map { byte in

@@ -54,6 +54,11 @@ enum CacheFixtures {
     }
 
     /// A client with an in-memory (or the given) cache whose clock is `time`.
+    /// The entry files in a disk cache's directory (not its `.lock` and `.partition-key`).
+    static func entryFiles(in directory: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".cache") }
+    }
+
     static func harness(
         storage: HTTPCache.Storage = .memory(byteLimit: 1 << 20),
         servesStaleWhenOffline: Bool = true,

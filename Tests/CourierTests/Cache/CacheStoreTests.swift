@@ -47,12 +47,15 @@ struct CacheStoreTests {
         let directory = CacheFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let time = CacheFixtures.Time()
-        let first = try CacheFixtures.harness(storage: .disk(directory: directory, byteLimit: 1 << 20), time: time)
-        first.mock.stub(
-            .get, "/page",
-            with: .text(
-                "persisted", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600", "X-Kept": "yes"])))
-        _ = try await first.send()
+        do {  // the first cache closes (and releases the directory) at the end of this scope
+            let first = try CacheFixtures.harness(
+                storage: .disk(directory: directory, byteLimit: 1 << 20), time: time)
+            first.mock.stub(
+                .get, "/page",
+                with: .text(
+                    "persisted", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600", "X-Kept": "yes"])))
+            _ = try await first.send()
+        }
         let second = try CacheFixtures.harness(storage: .disk(directory: directory, byteLimit: 1 << 20), time: time)
         #expect(second.cache.count == 1)
         let served = try await second.send()
@@ -66,24 +69,27 @@ struct CacheStoreTests {
     func diskCorruption(damage: String) async throws {
         let directory = CacheFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let harness = try CacheFixtures.harness(storage: .disk(directory: directory, byteLimit: 1 << 20))
-        harness.mock.stub(.get, "/page", handler: { _ in .text("original body", headerFields: Self.cacheable) })
-        _ = try await harness.send()
-        let file = try #require(
-            try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil).first)
-        var bytes = try Data(contentsOf: file)
-        switch damage {
-        case "flip": bytes[bytes.count - 3] ^= 0x01
-        case "truncate": bytes = bytes.prefix(bytes.count - 5)
-        case "empty": bytes = Data()
-        default: bytes = Data("not a cache entry at all".utf8)
+        var file = directory
+        var bytes = Data()
+        do {
+            let harness = try CacheFixtures.harness(storage: .disk(directory: directory, byteLimit: 1 << 20))
+            harness.mock.stub(.get, "/page", handler: { _ in .text("original body", headerFields: Self.cacheable) })
+            _ = try await harness.send()
+            file = directory.appendingPathComponent(try #require(try CacheFixtures.entryFiles(in: directory).first))
+            bytes = try Data(contentsOf: file)
+            switch damage {
+            case "flip": bytes[bytes.count - 3] ^= 0x01
+            case "truncate": bytes = bytes.prefix(bytes.count - 5)
+            case "empty": bytes = Data()
+            default: bytes = Data("not a cache entry at all".utf8)
+            }
+            try bytes.write(to: file)
+            // The live cache drops it on lookup…
+            let served = try await harness.send()
+            #expect(served.cacheStatus?.outcome == .miss)
+            #expect(harness.networkCount == 2)
         }
-        try bytes.write(to: file)
-        // The live cache drops it on lookup…
-        let served = try await harness.send()
-        #expect(served.cacheStatus?.outcome == .miss)
-        #expect(harness.networkCount == 2)
-        // …and a restarted cache drops it while indexing.
+        // …and a restarted cache (the first one is gone, and its lock with it) drops it while indexing.
         try bytes.write(to: file)
         let restarted = try HTTPCache(storage: .disk(directory: directory, byteLimit: 1 << 20))
         #expect(restarted.count == 0)
@@ -111,8 +117,7 @@ struct CacheStoreTests {
         for name in ["a", "b", "c", "a", "d"] { _ = try await harness.send(Page(path: "/\(name)")) }
         #expect(harness.cache.count == 3)
         #expect(harness.cache.totalBytes <= 3 * 1400)
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        #expect(files.count == 3)
+        #expect(try CacheFixtures.entryFiles(in: directory).count == 3)
         #expect(try await harness.send(Page(path: "/b")).cacheStatus?.outcome == .miss)
     }
 
@@ -126,7 +131,7 @@ struct CacheStoreTests {
             handler: { _ in .text("x", headerFields: CacheFixtures.fields(["Cache-Control": "no-store"])) })
         _ = try await harness.send()
         _ = try await harness.send(Page(path: "/page", headers: ["Cache-Control": "no-store"]))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        #expect(try CacheFixtures.entryFiles(in: directory).isEmpty)
     }
 
     @Test("removeAll and removeEntries(for:) empty the cache")

@@ -2,7 +2,8 @@ import Foundation
 
 /// What the command line asked for: which mode to run and how long to measure.
 ///
-/// Every value has a default, so `courier-loopback` alone runs the full matrix against an in-process server.
+/// Every value has a default, so `courier-loopback` alone runs the full matrix against the embedded server in a
+/// child process, the client and the server pinned to different CPUs where there are two (see ``Pinning``).
 /// A value that does not parse is reported with ``OptionsError`` rather than silently replaced.
 struct Options: Sendable {
     /// Where the server runs.
@@ -25,8 +26,16 @@ struct Options: Sendable {
     var concurrencies: [Int] = [1, 64]
     /// The clients measured, by ``ClientKind/rawValue``; all of them by default.
     var clients: [ClientKind] = ClientKind.allCases
-    /// Where the server runs.
-    var server: ServerMode = .inProcess
+    /// Where the server runs: in a child process unless asked otherwise (`--auth-load` needs it in this process).
+    var server: ServerMode = .childProcess
+    /// Whether `--server-process`, `--server-in-process` or `--url` chose ``server``.
+    var serverChosen = false
+    /// Whether to pin the client and the child-process server to different CPUs (`--no-pin` turns it off).
+    var pins = true
+    /// The client's CPU and the server's (`--cpus`); by default the first two CPUs this process may run on.
+    var cpus: (client: Int, server: Int)?
+    /// The CPU `--serve` pins itself to (`--cpu`), if any; the child-process server is started with it.
+    var serveCPU: Int?
     /// The protocols measured, interleaved in each round: plain HTTP only by default.
     var protocols: [WireProtocol] = [.http]
     /// Connections per host for both AsyncHTTPClient clients.
@@ -59,17 +68,27 @@ struct Options: Sendable {
                               over TLS (ALPN), each against its own embedded server, interleaved in each round;
                               the URLSession clients are measured over http only (no custom CA on Linux)
           --connections N     connections per host for both AsyncHTTPClient clients (default 64)
-          --server-process    run the embedded server in a child process, so client CPU excludes it
+          --server-process    run the embedded server in a child process, so client CPU excludes it (the
+                              default, except with --auth-load)
+          --server-in-process run the embedded server in this process, on the clients' event loops and
+                              threads: client CPU then includes the server's
+          --no-pin            do not pin; by default, with the server in a child process and at least two
+                              CPUs allowed, the client is pinned to one CPU and the server to another
+                              (sched_setaffinity, Linux only); the header says which, or why not
+          --cpus C,S          pin the client to CPU C and the child-process server to CPU S (default: the
+                              first two CPUs this process may run on)
           --url URL           use an external server; it must answer GET /tiny (see --serve)
           --scale N           instead of the matrix: N requests at once (see --scale-client)
           --delay S           seconds each scale request waits on the server (default 0.1)
           --scale-client K    courier-ahc (default) or raw-ahc, to compare the memory per request
           --auth-load N       instead of the matrix: N concurrent requests that all get a 401 once (one token
-                              refresh, each replayed once) vs N with a valid token, per round
+                              refresh, each replayed once) vs N with a valid token, per round; the server
+                              runs in this process (it counts the tokens), not pinned
           --svg PATH          also write a bar chart of the matrix's median req/s per client to PATH
           --serve             only run the embedded server (with /tiny) and print its URL; with --protocols,
                               also the TLS servers' URLs and their root certificate
           --port P            the port for --serve (default: any free port)
+          --cpu N             with --serve: pin the server to CPU N (the child-process server gets it)
         """
 
     /// Parses `arguments` (without the executable's name).
@@ -92,7 +111,20 @@ struct Options: Sendable {
             case "--svg": svgPath = try value()
             case "--delay": delay = try Self.nonNegative(Double(try value()), option)
             case "--port": port = Int(try Self.nonNegative(Int(try value()).map(Double.init), option))
-            case "--server-process": server = .childProcess
+            case "--server-process":
+                server = .childProcess
+                serverChosen = true
+            case "--server-in-process":
+                server = .inProcess
+                serverChosen = true
+            case "--no-pin": pins = false
+            case "--cpus":
+                let numbers = try value().split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+                guard numbers.count == 2, let client = numbers[0], let server = numbers[1], client >= 0, server >= 0,
+                    client != server
+                else { throw OptionsError.invalidValue(option) }
+                cpus = (client, server)
+            case "--cpu": serveCPU = Int(try Self.nonNegative(Int(try value()).map(Double.init), option))
             case "--scale-client":
                 guard let kind = ClientKind(rawValue: try value()), kind == .courierAHC || kind == .rawAHC else {
                     throw OptionsError.invalidValue(option)
@@ -121,9 +153,14 @@ struct Options: Sendable {
                 guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil
                 else { throw OptionsError.invalidValue(option) }
                 server = .external(url)
+                serverChosen = true
             case "--help", "-h": throw OptionsError.helpRequested
             default: throw OptionsError.unknownOption(option)
             }
+        }
+        // The auth test registers its token routes on the server, so it needs the server in this process.
+        if authLoad != nil, !serverChosen {
+            server = .inProcess
         }
     }
 

@@ -4,12 +4,18 @@ import Foundation
 /// and the Courier / raw ratios.
 enum Report {
     /// The lines before any measurement: the machine, the server and what the CPU column includes.
-    static func header(_ options: Options, host: ServerHost) -> String {
+    ///
+    /// - Parameters:
+    ///   - options: What was asked for.
+    ///   - host: The servers.
+    ///   - pinning: ``Pinning/apply(childPID:)``'s line: the CPUs of the client and the server, or why not pinned.
+    static func header(_ options: Options, host: ServerHost, pinning: String) -> String {
         let info = ProcessInfo.processInfo
         var lines = [
             "# courier-loopback",
             "machine: \(info.activeProcessorCount) cores, \(info.operatingSystemVersionString)",
             "server: \(host.baseURL.absoluteString)/tiny (\(TinyPayload.json.utf8.count)-byte JSON body)",
+            pinning,
         ]
         if options.protocols.contains(where: \.isSecure) {
             lines += protocolLines(options, host: host)
@@ -18,7 +24,8 @@ enum Report {
         case .inProcess:
             lines.append(
                 "CPU: this process, which also runs the embedded server on the same event loops and threads: "
-                    + "the server's share cannot be separated and is included (use --server-process to separate it)")
+                    + "the server's share cannot be separated and is included (the default, --server-process, "
+                    + "separates it)")
             lines.append("RSS: this process, server included")
         case .childProcess:
             lines.append(
@@ -89,8 +96,10 @@ enum Report {
         }
         var text = "\n## Medians over \(options.rounds) rounds\n" + render(table)
         text +=
-            "\n\n## Ratios (client / raw transport, median of the per-round pairs; "
+            "\n\n## Ratios (client / raw transport, paired within each round, then the median of the rounds; "
             + "throughput ≥ 1 and CPU ≤ 1 is better)\n"
+        text +=
+            "Per-round columns: round 1, 2, … in order; each is one client over its baseline measured in that round.\n\n"
         text += render(ratios(results, options: options))
         if protocolColumn, options.clients.contains(.courierAHC), options.clients.contains(.rawAHC) {
             text += "\n\n## Courier on AsyncHTTPClient vs raw AsyncHTTPClient, per protocol\n"
@@ -105,13 +114,20 @@ enum Report {
     }
 
     /// Each client / its raw transport (Courier-AHC, OpenAPI-AHC and Courier-URLSession), then Courier-AHC /
-    /// OpenAPI-AHC, cell by cell, round by round, per protocol.
+    /// OpenAPI-AHC, cell by cell, per protocol: each ratio per round (both clients of a pair measured in the same
+    /// round), then the median of those rounds.
     private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
         let protocolColumn = showsProtocol(options)
         var table = [
             (protocolColumn ? ["proto"] : [])
-                + ["pair", "conc", "decode", "req/s ratio", "CPU/req ratio", "CPU µs/req over raw"]
+                + [
+                    "pair", "conc", "decode", "req/s ratio per round", "median", "CPU/req ratio per round", "median",
+                    "CPU µs/req over raw per round", "median",
+                ]
         ]
+        let perRound = { (values: [Double], digits: Int) in
+            values.map { fixed($0, digits) }.joined(separator: " ")
+        }
         let pairs =
             options.clients.compactMap { kind in kind.baseline.map { (kind, $0) } }
             + [(ClientKind.courierAHC, ClientKind.openapiAHC)]
@@ -128,8 +144,9 @@ enum Report {
                         table.append(
                             (protocolColumn ? [wire.rawValue] : []) + [
                                 "\(kind.rawValue) / \(baseline.rawValue)", "\(concurrency)", decode ? "JSON" : "none",
-                                fixed(median(paired.throughput), 3), fixed(median(paired.cpu), 3),
-                                fixed(median(paired.extraCPU), 1),
+                                perRound(paired.throughput, 2), fixed(median(paired.throughput), 3),
+                                perRound(paired.cpu, 2), fixed(median(paired.cpu), 3),
+                                perRound(paired.extraCPU, 1), fixed(median(paired.extraCPU), 1),
                             ])
                     }
                 }

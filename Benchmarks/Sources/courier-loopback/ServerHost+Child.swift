@@ -5,14 +5,16 @@ extension ServerHost {
     static let childMarker = "COURIER_LOOPBACK_CHILD"
 
     /// Runs this executable with `--serve` (and `--protocols`) and reads the URLs, and the root to trust, that it
-    /// prints (see ``EmbeddedServers/announcement``).
-    static func startChild(protocols: [WireProtocol]) throws -> ServerHost {
+    /// prints (see ``EmbeddedServers/announcement``); with `cpu`, the child pins itself to that CPU (`--cpu`).
+    static func startChild(protocols: [WireProtocol], cpu: Int? = nil) throws -> ServerHost {
         let executable =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments.first ?? "courier-loopback"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--serve", "--protocols", protocols.map(\.rawValue).joined(separator: ",")]
+        process.arguments =
+            ["--serve", "--protocols", protocols.map(\.rawValue).joined(separator: ",")]
+            + (cpu.map { ["--cpu", "\($0)"] } ?? [])
         process.environment = ProcessInfo.processInfo.environment.merging([childMarker: "1"]) { _, new in new }
         let output = Pipe()
         let input = Pipe()

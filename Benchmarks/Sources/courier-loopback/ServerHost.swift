@@ -50,9 +50,17 @@ final class ServerHost {
 
     /// Starts (or connects to) the server `mode` describes, with a TLS server for each TLS protocol in `protocols`.
     ///
+    /// - Parameters:
+    ///   - mode: Where the server runs.
+    ///   - protocols: The protocols to serve.
+    ///   - serverCPU: The CPU a child-process server pins itself to (`--serve --cpu`); ignored for the others.
     /// - Throws: ``ServerHostError`` when the child process does not report its URLs, or the embedded server's
     ///   error when it cannot bind.
-    static func start(_ mode: Options.ServerMode, protocols: [WireProtocol]) async throws -> ServerHost {
+    static func start(
+        _ mode: Options.ServerMode,
+        protocols: [WireProtocol],
+        serverCPU: Int? = nil
+    ) async throws -> ServerHost {
         switch mode {
         case .inProcess:
             let servers = try await EmbeddedServers.start(protocols: protocols)
@@ -61,7 +69,7 @@ final class ServerHost {
             let endpoint = Endpoint(wire: .http, baseURL: url, rootCertificatePEM: nil)
             return ServerHost(endpoints: [.http: endpoint], baseURL: url)
         case .childProcess:
-            return try startChild(protocols: protocols)
+            return try startChild(protocols: protocols, cpu: serverCPU)
         }
     }
 
@@ -84,7 +92,17 @@ final class ServerHost {
     /// - Parameters:
     ///   - port: The plain server's port; `0` picks a free one. The TLS servers always pick a free one.
     ///   - protocols: The protocols to serve; the plain server runs whatever they are.
-    static func serveForever(port: Int, protocols: [WireProtocol]) async throws -> Never {
+    ///   - cpu: The CPU to pin this process to before serving (`--cpu`), if any; when that fails, it says so on
+    ///     stderr and serves unpinned (the parent reads the CPUs it may run on and reports them).
+    static func serveForever(port: Int, protocols: [WireProtocol], cpu: Int? = nil) async throws -> Never {
+        if let cpu {
+            do {
+                try Affinity.pinProcess(to: cpu)
+            } catch {
+                FileHandle.standardError.write(
+                    Data("courier-loopback --serve: not pinned to CPU \(cpu): \(error)\n".utf8))
+            }
+        }
         let servers = try await EmbeddedServers.start(protocols: protocols, port: port)
         print(servers.announcement)
         fflush(nil)

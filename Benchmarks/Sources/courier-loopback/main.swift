@@ -1,9 +1,10 @@
 // Loopback throughput and latency: Courier against the raw transports it drives, side by side, as ratios.
 //
 //     swift build -c release --package-path Benchmarks
-//     Benchmarks/.build/release/courier-loopback                      # the matrix, 3 s × 3 rounds
-//     Benchmarks/.build/release/courier-loopback --server-process     # the same, client CPU without the server's
-//     Benchmarks/.build/release/courier-loopback --server-process --protocols http,https,h2   # also over TLS
+//     Benchmarks/.build/release/courier-loopback                      # the matrix, 3 s × 3 rounds, server in a
+//                                                                     # child process, client and server pinned
+//     Benchmarks/.build/release/courier-loopback --server-in-process  # the server on the clients' threads
+//     Benchmarks/.build/release/courier-loopback --protocols http,https,h2   # also over TLS
 //     Benchmarks/.build/release/courier-loopback --scale 10000        # 10,000 requests in flight at once
 //     Benchmarks/.build/release/courier-loopback --auth-load 10000    # 10,000 requests that all get a 401 once
 //
@@ -28,7 +29,7 @@ do {
 }
 
 if options.serveOnly {
-    try await ServerHost.serveForever(port: options.port, protocols: options.protocols)
+    try await ServerHost.serveForever(port: options.port, protocols: options.protocols, cpu: options.serveCPU)
 }
 
 if options.authLoad != nil, options.server != .inProcess {
@@ -41,15 +42,26 @@ if case .external = options.server, options.protocols.contains(where: \.isSecure
     exit(2)
 }
 
+let plannedPinning: Pinning
+do {
+    plannedPinning = try Pinning.plan(options)
+} catch {
+    FileHandle.standardError.write(Data("courier-loopback: \(error)\n".utf8))
+    exit(2)
+}
+
 let host: ServerHost
 do {
-    host = try await ServerHost.start(options.server, protocols: options.protocols)
+    host = try await ServerHost.start(
+        options.server, protocols: options.protocols, serverCPU: plannedPinning.serverCPU)
 } catch {
     FileHandle.standardError.write(Data("courier-loopback: cannot start the server: \(error)\n".utf8))
     exit(1)
 }
+// Before any client exists, so that the threads the clients start inherit the client's CPU.
+let pinning = plannedPinning.apply(childPID: host.childPID)
 
-print(Report.header(options, host: host))
+print(Report.header(options, host: host, pinning: pinning))
 fflush(nil)
 var failed = false
 if options.authLoad != nil, let server = host.embedded {

@@ -87,10 +87,7 @@ package enum SHA256 {
 
     /// The digest of `text`'s UTF-8 bytes as lowercase hex.
     package static func hex(_ text: String) -> String {
-        hash(Array(text.utf8)).map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]], as: UTF8.self)
-        }.joined()
+        hexString(hash(Array(text.utf8)))
     }
 
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {

@@ -16,6 +16,8 @@ extension CourierError {
             case untrustedCertificate, hostnameMismatch, certificateExpired, pinMismatch, tlsHandshakeFailed
             case clientCertificateRejected
             case proxyAuthenticationRequired, proxyFailed
+            case clientAuthenticationFailed, scopeRejected
+            case eventTooLarge, lineTooLarge, reconnectLimit
         }
 
         private let base: Base
@@ -125,5 +127,20 @@ extension CourierError {
         /// The HTTP proxy refused to open a tunnel to the server (a status other than 2xx or 407 to `CONNECT`,
         /// such as 403 for a port it does not allow, or 502 when it cannot reach the server). Never retried.
         public static let proxyFailed = Code(.proxyFailed)
+        /// The token endpoint rejected the OAuth client itself (RFC 6749 §5.2 `invalid_client`,
+        /// `unauthorized_client`, `unsupported_grant_type` or `invalid_request`): a wrong client ID or secret, the
+        /// wrong client authentication method, a grant the client may not use. A configuration error, not a
+        /// sign-out: the session and its credential are kept. Never retried.
+        public static let clientAuthenticationFailed = Code(.clientAuthenticationFailed)
+        /// The token endpoint refused the requested scope (RFC 6749 §5.2 `invalid_scope`): the scope is unknown,
+        /// malformed or more than the grant allows. A configuration error, not a sign-out. Never retried.
+        public static let scopeRejected = Code(.scopeRejected)
+        /// One event of an event stream (Server-Sent Events) grew larger than the stream's maximum event size.
+        public static let eventTooLarge = Code(.eventTooLarge)
+        /// One line of a line-delimited stream (JSON Lines, an event stream's line) grew larger than the
+        /// stream's maximum line size.
+        public static let lineTooLarge = Code(.lineTooLarge)
+        /// A stream that reconnects (Server-Sent Events) gave up after using its whole reconnection budget.
+        public static let reconnectLimit = Code(.reconnectLimit)
     }
 }

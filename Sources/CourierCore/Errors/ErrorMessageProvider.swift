@@ -126,7 +126,9 @@ public struct ErrorMessageProvider: Sendable {
         case .timedOut, .idleTimeout: .timedOut
         case .missingCredential, .reauthenticationRequired, .excessiveRefresh, .credentialStoreFailed:
             .sessionExpired
-        case .bodyTooLarge, .decompressionLimit: .responseTooLarge
+        case .bodyTooLarge, .decompressionLimit, .eventTooLarge, .lineTooLarge: .responseTooLarge
+        case .reconnectLimit: .connectionLost
+        case .clientAuthenticationFailed, .scopeRejected: .requestFailed
         case .decodingFailed, .unexpectedResponse, .malformedResponse, .redirectLimit, .redirectCycle,
             .invalidRedirect:
             .invalidResponse

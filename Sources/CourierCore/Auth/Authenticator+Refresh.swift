@@ -2,8 +2,9 @@ import Foundation
 
 /// The single-flight refresh and the ordered store queue.
 extension Authenticator {
-    /// Starts a refresh of `credential` (the current one) and waits for it, unless the storm guard forbids it.
-    func startRefresh(of credential: Credential) async throws -> Credential {
+    /// Starts a refresh of `credential` (the current one; `nil` to acquire a first one) and waits for it, unless
+    /// the storm guard forbids it.
+    func startRefresh(of credential: Credential?) async throws -> Credential {
         let time = now()
         let interval = Credential.seconds(refreshLimit.interval)
         refreshStarts.removeAll { time.timeIntervalSince($0) >= interval }
@@ -18,7 +19,7 @@ extension Authenticator {
         refreshStarts.append(time)
         lastID += 1
         let id = lastID
-        flight = Flight(id: id, version: credential.version)
+        flight = Flight(id: id, version: credential?.version)
         // The task runs on this actor, so it cannot finish the flight before `wait` below has registered:
         // nothing between here and the registration suspends.
         Task { await self.run(flight: id, refreshing: credential) }
@@ -53,10 +54,17 @@ extension Authenticator {
     }
 
     /// Runs the refresh of flight `id`, saves its result, and resumes every waiter with it, in arrival order.
-    private func run(flight id: Int, refreshing credential: Credential) async {
+    private func run(flight id: Int, refreshing credential: Credential?) async {
         let result: Result<Credential, any Error>
         do {
-            let renewed = try await refresher.refresh(credential)
+            let renewed: Credential
+            if let credential {
+                renewed = try await refresher.refresh(credential)
+            } else if let acquirer = refresher as? any TokenAcquirer {
+                renewed = try await acquirer.acquire()
+            } else {
+                throw Self.reauthentication("there is no credential to renew; sign in")
+            }
             result = await adopt(renewed, replacing: credential)
         } catch {
             result = .failure(await classify(error, refreshing: credential))
@@ -69,7 +77,7 @@ extension Authenticator {
     }
 
     /// Numbers, saves and installs a renewed credential, unless the session changed meanwhile.
-    private func adopt(_ renewed: Credential, replacing old: Credential) async -> Result<Credential, any Error> {
+    private func adopt(_ renewed: Credential, replacing old: Credential?) async -> Result<Credential, any Error> {
         // A sign-in or sign-out during the refresh wins: its state stands and the renewed credential is dropped.
         if let outcome = sessionChanged(since: old) { return outcome }
         latestVersion += 1
@@ -93,29 +101,32 @@ extension Authenticator {
         return .success(fresh)
     }
 
-    /// What waiters get when the session is no longer the one `old` belongs to; `nil` when it still is.
-    private func sessionChanged(since old: Credential) -> Result<Credential, any Error>? {
-        switch session {
-        case .active(let current) where current.version == old.version: nil
-        case .active(let current): .success(current)
-        case .signedOut, .unloaded, .ended:
+    /// What waiters get when the session is no longer the one `old` belongs to (`nil`: the signed-out state an
+    /// acquisition started from); `nil` when it still is.
+    private func sessionChanged(since old: Credential?) -> Result<Credential, any Error>? {
+        switch (session, old) {
+        case (.active(let current), let old?) where current.version == old.version: nil
+        case (.signedOut, nil): nil
+        case (.active(let current), _): .success(current)
+        case (.signedOut, _), (.unloaded, _), (.ended, _):
             .failure(Self.reauthentication("the session ended while the credential was being renewed"))
         }
     }
 
     /// The error waiters get for a failed refresh; a dead grant also ends the session.
-    private func classify(_ error: any Error, refreshing credential: Credential) async -> any Error {
+    private func classify(_ error: any Error, refreshing credential: Credential?) async -> any Error {
         guard var failure = error as? CourierError else { return error }
         failure.bodyExcerpt = nil  // a token endpoint's body is never repeated
         guard failure.code == .reauthenticationRequired else {
             return CourierError(
                 code: failure.code,
                 stage: .decide,
-                message: "renewing the credential failed: \(failure.message ?? "\(failure.code)")",
+                message: "\(credential == nil ? "obtaining" : "renewing") the credential failed: "
+                    + (failure.message ?? "\(failure.code)"),
                 underlyingError: failure
             )
         }
-        if case .active(let current) = session, current.version == credential.version {
+        if case .active(let current) = session, current.version == credential?.version {
             session = .ended
             rejectedVersion = nil
             eventSink.yield(.sessionEnded(.reauthenticationRequired))

@@ -67,8 +67,8 @@ public actor Authenticator {
     /// One refresh in progress and the callers waiting for it.
     struct Flight {
         let id: Int
-        /// The version being replaced.
-        let version: Int
+        /// The version being replaced; `nil` while acquiring a first credential (``TokenAcquirer``).
+        let version: Int?
         var waiters: [(id: Int, continuation: CheckedContinuation<Credential, any Error>)] = []
     }
 
@@ -128,13 +128,16 @@ public actor Authenticator {
     /// The credential to sign a request with: the current one, renewed first when it expires within
     /// ``refreshWindow`` or while a refresh of it is in flight; `nil` when signed out.
     ///
+    /// When there is no credential and the refresher is a ``TokenAcquirer`` (the client-credentials grant), one is
+    /// acquired first, in a single flight shared by every concurrent caller.
+    ///
     /// Concurrent callers share one refresh. Cancelling the caller ends its wait with `CancellationError`.
     ///
     /// - Throws: ``CourierError/Code/reauthenticationRequired`` after the session ended;
     ///   ``CourierError/Code/credentialStoreFailed`` when the store cannot be read; a refresh's error when the
     ///   credential cannot be used without it (it expired, or the server rejected it).
     public func validCredential() async throws -> Credential? {
-        guard let credential = try await loadedCredential() else { return nil }
+        guard let credential = try await loadedCredential() else { return try await acquiredCredential() }
         do {
             if let flight, flight.version == credential.version {
                 return try await wait(for: flight.id)
@@ -169,6 +172,16 @@ public actor Authenticator {
             return try await wait(for: flight.id)
         }
         return try await startRefresh(of: credential)
+    }
+
+    /// A first credential from a ``TokenAcquirer`` refresher, in one flight for every caller; `nil` when the
+    /// refresher cannot acquire one.
+    private func acquiredCredential() async throws -> Credential? {
+        guard refresher is any TokenAcquirer else { return nil }
+        if let flight, flight.version == nil {
+            return try await wait(for: flight.id)
+        }
+        return try await startRefresh(of: nil)
     }
 
     /// The current credential, as stored, without renewing it; `nil` when signed out.

@@ -33,3 +33,17 @@ public protocol TokenRefresher: Sendable {
     ///   error for a transient failure.
     func refresh(_ credential: Credential) async throws -> Credential
 }
+
+/// A ``TokenRefresher`` that can also obtain a credential when there is none: a grant without a user, such as the
+/// OAuth 2.0 client-credentials grant (``OAuth2ClientCredentialsRefresher``).
+///
+/// With one, an ``Authenticator`` whose store is empty (or after ``Authenticator/signOut()``) calls ``acquire()``
+/// on the first call that needs a credential, in a single flight shared by every concurrent caller, instead of
+/// sending the request unsigned. Expiry and a 401 renew through ``TokenRefresher/refresh(_:)`` as usual.
+public protocol TokenAcquirer: TokenRefresher {
+    /// Returns a new credential, without an old one to renew.
+    ///
+    /// - Throws: ``CourierError/Code/clientAuthenticationFailed`` or ``CourierError/Code/scopeRejected`` when the
+    ///   server refuses the client or the scope (a configuration error); any other error for a transient failure.
+    func acquire() async throws -> Credential
+}

@@ -55,13 +55,18 @@ struct OAuth2RefreshTokenRefresherTests {
     }
 
     @Test(
-        "invalid_grant, invalid_client and unauthorized_client mean reauthenticationRequired",
+        "RFC 6749 §5.2: only invalid_grant ends the session; a rejected client or scope is a configuration error",
         arguments: [
             (400, "invalid_grant", CourierError.Code.reauthenticationRequired),
-            (401, "invalid_client", .reauthenticationRequired),
-            (400, "unauthorized_client", .reauthenticationRequired),
-            (400, "invalid_request", .unacceptableStatus),
+            (401, "invalid_client", .clientAuthenticationFailed),
+            (400, "invalid_client", .clientAuthenticationFailed),
+            (400, "unauthorized_client", .clientAuthenticationFailed),
+            (400, "unsupported_grant_type", .clientAuthenticationFailed),
+            (400, "invalid_request", .clientAuthenticationFailed),
+            (400, "invalid_scope", .scopeRejected),
+            (400, "something_else", .unacceptableStatus),
             (500, "invalid_grant", .unacceptableStatus),
+            (503, "invalid_client", .unacceptableStatus),
         ]
     )
     func classification(status: Int, tokenError: String, code: CourierError.Code) async throws {
@@ -71,6 +76,28 @@ struct OAuth2RefreshTokenRefresherTests {
         let error = await expectCourierError { try await refresher.refresh(F.signedIn()) }
 
         #expect(error?.code == code)
+        let oauth = error?.underlyingError as? OAuth2TokenError
+        #expect(oauth?.error == tokenError)
+        #expect(oauth?.status == status)
+    }
+
+    @Test("the token error's description is kept as printable ASCII only, cut to 200 characters")
+    func errorDescription() async throws {
+        let (refresher, mock) = Self.refresher()
+        let long = String(repeating: "x", count: 300)
+        mock.stub(
+            .post, F.tokenPath,
+            with: .json(
+                raw: #"{"error":"invalid_client","error_description":"bad\u0000 s\u00e9cret\n\#(long)"}"#,
+                status: 401))
+
+        let error = await expectCourierError { try await refresher.refresh(F.signedIn()) }
+
+        let oauth = try #require(error?.underlyingError as? OAuth2TokenError)
+        let description = try #require(oauth.errorDescription)
+        #expect(description.hasPrefix("bad scret"))
+        #expect(description.count == 200)
+        #expect(description.unicodeScalars.allSatisfy { (0x20...0x7E).contains($0.value) })
     }
 
     @Test("a credential without a refresh token cannot be renewed and sends nothing")

@@ -24,10 +24,14 @@ struct GetUser: Courier.Request {
 public func makeRouter(upstream: URL, clientID: String, clientSecret: String) async throws -> Router<
     BasicRequestContext
 > {
-    let tokens = Client(baseURL: upstream)  // the token endpoint: no authentication of its own
-    let refresher = ClientCredentialsRefresher(client: tokens, clientID: clientID, clientSecret: clientSecret)
-    let authenticator = Authenticator(store: InMemoryCredentialStore(), refresher: refresher)
-    try await authenticator.signIn(try await refresher.token())
+    // The first call fetches the token; concurrent calls share that one token request.
+    let authenticator = Authenticator(
+        refresher: OAuth2ClientCredentialsRefresher(
+            client: Client(baseURL: upstream),  // the token endpoint: no authentication of its own
+            path: "/oauth/token",
+            authentication: .clientSecretBasic(clientID: clientID, clientSecret: clientSecret)
+        )
+    )
 
     var configuration = Client.Configuration()
     configuration.cache = .memory(byteLimit: 16 << 20)
@@ -49,48 +53,3 @@ public func makeRouter(upstream: URL, clientID: String, clientSecret: String) as
     return router
 }
 // readme-gateway:end
-
-/// Fetches a service token with the OAuth 2.0 client-credentials grant (RFC 6749 §4.4), authenticating with HTTP
-/// Basic (§2.3.1); a renewal is simply a new grant.
-struct ClientCredentialsRefresher: TokenRefresher {
-    struct TokenResponse: Decodable, Sendable {
-        let accessToken: String
-        let expiresIn: Int?
-        enum CodingKeys: String, CodingKey {
-            case accessToken = "access_token"
-            case expiresIn = "expires_in"
-        }
-    }
-
-    struct TokenRequest: Courier.Request {
-        typealias Response = TokenResponse
-        let basic: String
-        var method: HTTPRequest.Method { .post }
-        var path: String { "/oauth/token" }
-        var authentication: AuthenticationRequirement { .none }
-        var headers: RequestHeaders { ["Authorization": "Basic \(basic)"] }
-        var body: Courier.RequestBody? { .form(["grant_type": "client_credentials"]) }  // Hummingbird has one too
-    }
-
-    let client: Client
-    let clientID: String
-    let clientSecret: String
-
-    func token() async throws -> Credential {
-        let pair = "\(Self.formEncoded(clientID)):\(Self.formEncoded(clientSecret))"
-        let token = try await client.send(TokenRequest(basic: Data(pair.utf8).base64EncodedString()))
-        return Credential(
-            accessToken: token.accessToken,
-            expiresAt: token.expiresIn.map { Date(timeIntervalSinceNow: TimeInterval($0)) })
-    }
-
-    func refresh(_ credential: Credential) async throws -> Credential { try await token() }
-
-    /// `application/x-www-form-urlencoded`, as RFC 6749 §2.3.1 asks before the Base64.
-    static func formEncoded(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(
-            of: "%20", with: "+")
-    }
-}

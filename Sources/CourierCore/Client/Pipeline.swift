@@ -45,7 +45,8 @@ struct Pipeline<R: Request>: Sendable {
         let start = ContinuousClock.now
         let state = LockedBox(CallRecord(events: events))
         configuration.activity?.begin()
-        defer { configuration.activity?.end() }
+        var callEnds = true  // a live response's call ends with its body, not here
+        defer { if callEnds { configuration.activity?.end() } }
         events?.emit(.started, attempt: 0)
         do {
             let value: R.Response
@@ -53,6 +54,10 @@ struct Pipeline<R: Request>: Sendable {
                 value = try await withDeadline(timeout, start: start, state: state)
             } else {
                 value = try await attempts(deadline: nil, state: state)
+            }
+            if Self.isLive, let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
+                callEnds = false
+                return (open, state.withLock { $0 }, ContinuousClock.now - start)
             }
             let record = state.withLock { $0 }
             log(record, start: start, error: nil)
@@ -65,6 +70,33 @@ struct Pipeline<R: Request>: Sendable {
             record.emitFailed(error)
             throw error
         }
+    }
+
+    /// Whether the call returns a ``LiveResponse``, whose body outlives ``perform()``.
+    private static var isLive: Bool { R.Response.self == LiveResponse.self }
+
+    /// `live` with a lease that ends the call when its body ends: the log line, the `finished` or `failed` event
+    /// (with the bytes read) and the activity tracker's count wait for it.
+    private func keepOpen(
+        _ live: LiveResponse, start: ContinuousClock.Instant, state: LockedBox<CallRecord>
+    ) -> R.Response? {
+        let lease = StreamLease { [configuration] bytes, error in
+            configuration.activity?.end()
+            let record = state.withLock { record in
+                record.bodySize = bytes
+                return record
+            }
+            if let error {
+                let finalized = record.finalize(error, redactor: configuration.redactor)
+                log(record, start: start, error: finalized)
+                record.emitFailed(finalized)
+                return finalized
+            }
+            log(record, start: start, error: nil)
+            record.emitFinished()
+            return nil
+        }
+        return LiveResponse(head: live.head, body: live.body, lease: lease) as? R.Response
     }
 
     private func withDeadline(
@@ -130,7 +162,8 @@ struct Pipeline<R: Request>: Sendable {
             state.withLock { $0.stage = .transport }
             events?.emit(.sent, attempt: attempt)
             let context = TransportContext(
-                deadline: deadline,
+                // A live body may outlast the call's deadline, which bounds the time to its head (`withDeadline`).
+                deadline: Self.isLive ? nil : deadline,
                 maxResponseBodySize: limit,
                 attempt: attempt,
                 logger: configuration.logger.logLevel <= .debug

@@ -1,0 +1,154 @@
+public import HTTPTypes
+
+/// A response whose body is still arriving: the call returns as soon as the head is in and the decisions accepted
+/// it, and the body streams as you iterate.
+///
+/// Declare a request with `Response == LiveResponse` (the default parser for it is ``LiveResponseParser``) and
+/// send it as usual. The decision chain runs on the head before a single byte is handed out: a 401 refreshes the
+/// credential and restarts, a 503 is retried, a status the validation refuses throws, and redirects are followed.
+/// Only then does ``Client/send(_:)`` return.
+///
+/// ```swift
+/// struct Completion: Request {
+///     typealias Response = LiveResponse
+///     var method: HTTPRequest.Method { .post }
+///     var path: String { "/v1/completions" }
+///     var body: RequestBody? { .json(prompt) }
+///     let prompt: Prompt
+/// }
+///
+/// let live = try await client.send(Completion(prompt: prompt))
+/// for try await event in live.serverSentEvents() { print(event.data) }
+/// ```
+///
+/// - **Backpressure.** Nothing is read from the connection faster than you iterate (beyond the transport's small
+///   buffer).
+/// - **Limits.** ``Client/Configuration/maxResponseBodySize`` does not apply to a live body (it may be endless); the
+///   transport's idle timeout does, between any two chunks. The request's `timeout` bounds the time to the head.
+/// - **Cancellation.** Cancelling the iterating task fails the next read with `CancellationError` and closes the
+///   connection; so does dropping the response before its end.
+/// - **Observability.** The call stays open until the body ends: its log line, its `finished` (or `failed`) event
+///   and its trace span come at the end of the stream, with the bytes read, and the activity tracker counts it as
+///   in flight until then.
+///
+/// A live response can be iterated once.
+public struct LiveResponse: AsyncSequence, Sendable {
+    /// A chunk of the body, as it arrived.
+    public typealias Element = ArraySlice<UInt8>
+    /// Any error: a transport failure (``CourierError/Code/truncatedResponse``, ``CourierError/Code/idleTimeout``)
+    /// or `CancellationError`.
+    public typealias Failure = any Error
+
+    /// The response head: status and header fields.
+    public let head: HTTPResponse
+    let body: MessageBody
+    let lease: StreamLease?
+
+    /// Creates a live response over `body` (for tests and custom transports' parsers).
+    public init(head: HTTPResponse, body: MessageBody) {
+        self.init(head: head, body: body, lease: nil)
+    }
+
+    init(head: HTTPResponse, body: MessageBody, lease: StreamLease?) {
+        self.head = head
+        self.body = body
+        self.lease = lease
+    }
+
+    /// The response status.
+    public var status: HTTPResponse.Status { head.status }
+    /// The response header fields.
+    public var headerFields: HTTPFields { head.headerFields }
+
+    /// The body's length when the server declared it (`Content-Length`), or ``MessageBody/Length/unknown``.
+    public var length: MessageBody.Length { body.length }
+
+    /// Starts reading the body.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: body.makeAsyncIterator(), lease: lease)
+    }
+
+    /// Reads the chunks of a ``LiveResponse``.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private var base: MessageBody.AsyncIterator
+        private let lease: StreamLease?
+
+        init(base: MessageBody.AsyncIterator, lease: StreamLease?) {
+            self.base = base
+            self.lease = lease
+        }
+
+        /// The next chunk, or `nil` at the end of the body.
+        public mutating func next() async throws -> ArraySlice<UInt8>? {
+            let chunk: ArraySlice<UInt8>?
+            do {
+                chunk = try await base.next()
+            } catch {
+                throw lease?.finish(error) ?? error
+            }
+            if let chunk {
+                lease?.received(chunk.count)
+            } else {
+                _ = lease?.finish(nil)
+            }
+            return chunk
+        }
+    }
+}
+
+/// Hands out a live body without reading it: the parser of requests whose `Response` is ``LiveResponse``.
+public struct LiveResponseParser: StreamingResponseParser {
+    /// A live response.
+    public typealias Output = LiveResponse
+
+    /// Creates the parser.
+    public init() {}
+
+    /// Wraps the body; reads nothing.
+    public func parse(_ head: HTTPResponse, body: MessageBody, context: ParseContext) async throws -> LiveResponse {
+        LiveResponse(head: head, body: body)
+    }
+}
+
+extension Request where Response == LiveResponse {
+    /// Returns the body as it arrives (``LiveResponseParser``).
+    public var parser: any ResponseParser<Response> { LiveResponseParser() }
+}
+
+/// Reports the end of a live body to its call, exactly once: when iteration reaches the end, fails, or the last
+/// holder of the response lets go before that.
+final class StreamLease: Sendable {
+    private struct State {
+        var bytes = 0
+        var isFinished = false
+    }
+
+    private let state = LockedBox(State())
+    /// Called once with the bytes read and the error the body ended with (`nil`: its end, or abandoned); returns
+    /// the error to hand to the reader.
+    private let onEnd: @Sendable (_ bytes: Int, _ error: (any Error)?) -> (any Error)?
+
+    init(onEnd: @escaping @Sendable (_ bytes: Int, _ error: (any Error)?) -> (any Error)?) {
+        self.onEnd = onEnd
+    }
+
+    func received(_ count: Int) {
+        state.withLock { $0.bytes += count }
+    }
+
+    /// Ends the stream with `error` (or its end); returns the error to throw, as the call finalized it.
+    func finish(_ error: (any Error)?) -> (any Error)? {
+        let bytes: Int? = state.withLock { state in
+            guard !state.isFinished else { return nil }
+            state.isFinished = true
+            return state.bytes
+        }
+        guard let bytes else { return error }
+        return onEnd(bytes, error) ?? error
+    }
+
+    deinit {
+        let bytes: Int? = state.withLock { $0.isFinished ? nil : $0.bytes }
+        if let bytes { _ = onEnd(bytes, nil) }
+    }
+}

@@ -1,0 +1,118 @@
+#if TestServer
+    import Foundation
+    import NIOCore
+
+    /// Live-stream routes: Server-Sent Events (`/sse`), JSON Lines (`/ndjson`) and the gates that hold them
+    /// (`/sse-release/{name}`).
+    enum EventRoutes {
+        static func handle(_ name: Substring, _ context: RouteContext) async throws -> Disposition {
+            switch name {
+            case "sse": try await serverSentEvents(context)
+            case "ndjson": try await jsonLines(context)
+            default: try await release(context)
+            }
+        }
+
+        /// `/sse?count=5&interval_ms=0&drop_after=&retry=&heartbeat=0&hold=&status=&size=`: an event stream of
+        /// `count` events `id: n`, `event: tick`, `data: {"n":n}`, one chunk each.
+        ///
+        /// - It resumes after the request's `Last-Event-ID` (`n` = that id + 1), and answers `204` when nothing is
+        ///   left, as a server that wants the client to stop reconnecting does.
+        /// - `status`: answer that status with a small text body instead (`401`, `503`, `204` …).
+        /// - `retry`: a `retry: ms` block first. `heartbeat=1`: a `: heartbeat` comment before each event.
+        /// - `size`: pad each event's data with that many `x` (a giant event).
+        /// - `hold`: after the first event, wait until `/sse-release/{hold}` is requested: the stream can only go on
+        ///   once the client has seen the first event, so a client that coalesces small chunks never gets there.
+        /// - `drop_after=k`: close the connection abruptly after `k` events of this response (no last chunk).
+        private static func serverSentEvents(_ context: RouteContext) async throws -> Disposition {
+            if let status = context.query("status").flatMap({ Int($0) }), (200..<600).contains(status) {
+                if status == 204 { return try await context.status(204) }
+                return try await context.respond(.text("status \(status)", status: status))
+            }
+            let count = min(max(context.query("count").flatMap { Int($0) } ?? 5, 0), 100_000)
+            let interval = Duration.milliseconds(
+                min(max(context.query("interval_ms").flatMap { Int($0) } ?? 0, 0), 10_000))
+            let dropAfter = context.query("drop_after").flatMap { Int($0) }
+            let padding = String(
+                repeating: "x", count: min(max(context.query("size").flatMap { Int($0) } ?? 0, 0), 16 << 20))
+            let first = context.request.header("Last-Event-ID").flatMap { Int($0) }.map { $0 + 1 } ?? 0
+            guard first < count else { return try await context.status(204) }
+            try await context.writeChunkedHead(headers: [
+                ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+            ])
+            if let retry = context.query("retry").flatMap({ Int($0) }) {
+                try await write("retry: \(retry)\n\n", context)
+            }
+            var sent = 0
+            for number in first..<count {
+                if sent > 0, interval > .zero { try await Task.sleep(for: interval) }
+                if context.query("heartbeat") == "1" { try await write(": heartbeat\n\n", context) }
+                try await write(
+                    "id: \(number)\nevent: tick\ndata: {\"n\":\(number)\(padding.isEmpty ? "" : ",\"pad\":\"\(padding)\"")}\n\n",
+                    context)
+                sent += 1
+                if sent == 1, let hold = context.query("hold") { await Gates.shared.wait(hold) }
+                if let dropAfter, sent >= dropAfter { return .close }
+            }
+            return try await context.finishChunked()
+        }
+
+        /// `/ndjson?count=5&interval_ms=0&hold=`: `count` lines `{"n":n}`, one chunk each (`hold` as in `/sse`).
+        private static func jsonLines(_ context: RouteContext) async throws -> Disposition {
+            let count = min(max(context.query("count").flatMap { Int($0) } ?? 5, 0), 100_000)
+            let interval = Duration.milliseconds(
+                min(max(context.query("interval_ms").flatMap { Int($0) } ?? 0, 0), 10_000))
+            try await context.writeChunkedHead(headers: [("Content-Type", "application/x-ndjson")])
+            for number in 0..<count {
+                if number > 0, interval > .zero { try await Task.sleep(for: interval) }
+                try await write("{\"n\":\(number)}\n", context)
+                if number == 0, let hold = context.query("hold") { await Gates.shared.wait(hold) }
+            }
+            return try await context.finishChunked()
+        }
+
+        /// `/sse-release/{name}`: lets a stream held at `name` go on (before or after it started waiting): `204`.
+        private static func release(_ context: RouteContext) async throws -> Disposition {
+            guard let name = context.arguments.first else { return try await context.status(400) }
+            Gates.shared.open(String(name))
+            return try await context.status(204)
+        }
+
+        private static func write(_ text: String, _ context: RouteContext) async throws {
+            try await context.writeChunk(context.connection.channel.allocator.buffer(string: text))
+        }
+
+        /// Named one-shot gates shared by every server in the process (tests name them uniquely).
+        final class Gates: Sendable {
+            static let shared = Gates()
+
+            private struct State {
+                var opened: Set<String> = []
+                var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+            }
+
+            private let state = LockedBox(State())
+
+            /// Returns once `name` is opened (at once if it already was).
+            func wait(_ name: String) async {
+                await withCheckedContinuation { continuation in
+                    let isOpen = state.withLock { state in
+                        if state.opened.contains(name) { return true }
+                        state.waiting[name, default: []].append(continuation)
+                        return false
+                    }
+                    if isOpen { continuation.resume() }
+                }
+            }
+
+            /// Opens `name`: its waiters and later ones go on.
+            func open(_ name: String) {
+                let waiters = state.withLock { state in
+                    state.opened.insert(name)
+                    return state.waiting.removeValue(forKey: name) ?? []
+                }
+                for waiter in waiters { waiter.resume() }
+            }
+        }
+    }
+#endif

@@ -1,0 +1,138 @@
+import Courier
+import CourierTestServer
+import Foundation
+import HTTPTypes
+import Testing
+
+/// A live body (`Response == LiveResponse`) against the embedded server's event routes, on every transport: the call
+/// returns at the head, each flushed chunk reaches the caller at once, the decisions judge the head first, a broken
+/// stream fails typed, and the call's log, events and activity last as long as the stream.
+extension Conformance {
+    @Suite("Conformance: live response bodies", .timeLimit(.minutes(2)))
+    struct LiveResponseConformanceTests {
+        struct Stream: Request {
+            typealias Response = LiveResponse
+            var path: String
+            var query: Parameters?
+            var timeout: Duration? = nil
+        }
+
+        struct Release: Request {
+            typealias Response = Void
+            var path: String
+        }
+
+        /// Reads `live` until its text contains `marker`; returns everything read so far.
+        static func read(_ iterator: inout LiveResponse.AsyncIterator, until marker: String) async throws -> String {
+            var text = ""
+            while !text.contains(marker), let chunk = try await iterator.next() {
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text
+        }
+
+        @Test(
+            "the call returns at the head and each event arrives as the server flushes it", arguments: TransportKind.all
+        )
+        func promptDelivery(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let activity = ActivityTracker()
+                let client = makeClient(transport, server.baseURL) { $0.activity = activity }
+                let gate = UUID().uuidString
+                let live = try await client.send(Stream(path: "/sse", query: ["count": 3, "hold": gate]))
+
+                #expect(live.status == .ok)
+                #expect(live.headerFields[.contentType] == "text/event-stream")
+                #expect(activity.inFlight == 1, "an open stream counts as a call in flight")
+                var iterator = live.makeAsyncIterator()
+                // The server sends nothing more until released, and releases only when asked: a client that held
+                // the first small chunk back would wait here forever (the suite's time limit fails it).
+                let first = try await Self.read(&iterator, until: "data: {\"n\":0}\n\n")
+                #expect(first.hasPrefix("id: 0\nevent: tick\n"))
+                try await client.send(Release(path: "/sse-release/\(gate)"))
+                let rest = try await Self.read(&iterator, until: "\u{0}")
+                #expect(rest.contains("id: 1\n") && rest.contains("id: 2\n"))
+                #expect(try await iterator.next() == nil)
+                #expect(activity.inFlight == 0)
+            }
+        }
+
+        @Test(
+            "the decisions judge the head before any byte: a refused status throws from send",
+            arguments: TransportKind.all)
+        func statusBeforeBody(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL) { $0.retryPolicy = .disabled }
+                let error = await expectCourierError {
+                    try await client.send(Stream(path: "/sse", query: ["status": 404]))
+                }
+                #expect(error?.code == .unacceptableStatus)
+                #expect(error?.response?.status.code == 404)
+            }
+        }
+
+        @Test("a 503 is retried before the stream is handed out", arguments: TransportKind.all)
+        func retriedBeforeBody(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL) {
+                    $0.retryPolicy = RetryPolicy(maxRetries: 2, backoff: .none)
+                }
+                let failures = UUID().uuidString
+                server.register(nil, "/flaky-\(failures)") { _ in TestServerResponse(status: 503) }
+                let before = server.requestCount
+                let error = await expectCourierError {
+                    try await client.send(Stream(path: "/flaky-\(failures)"))
+                }
+                #expect(error?.code == .unacceptableStatus)
+                #expect(server.requestCount - before == 3, "one call and two retries, all before any body")
+            }
+        }
+
+        @Test(
+            "a stream cut mid-way fails the read with truncatedResponse",
+            arguments: TransportKind.all)
+        func truncated(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let live = try await client.send(Stream(path: "/sse", query: ["count": 5, "drop_after": 2]))
+                var text = ""
+                let error = await expectCourierError {
+                    for try await chunk in live { text += String(decoding: chunk, as: UTF8.self) }
+                }
+                #expect(
+                    error?.code == .truncatedResponse || error?.code == .connectionReset, "\(String(describing: error))"
+                )
+                // What arrived before the cut may be lost with it (AsyncHTTPClient fails the stream without the chunks
+                // it still buffered); nothing after the cut ever arrives.
+                #expect(!text.contains("id: 2\n"))
+            }
+        }
+
+        @Test(
+            "the call's finished event comes at the end of the stream, with its bytes; the deadline bounds only the head",
+            arguments: TransportKind.all)
+        func lifetime(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let (events, sink) = AsyncStream<CourierEvent>.makeStream()
+                let client = makeClient(transport, server.baseURL) {
+                    $0.monitors = [.custom { sink.yield($0) }]
+                }
+                // Five events 50 ms apart outlast the 100 ms timeout, which covers the head only.
+                let live = try await client.send(
+                    Stream(path: "/sse", query: ["count": 5, "interval_ms": 50], timeout: .milliseconds(100)))
+                var bytes = 0
+                for try await chunk in live { bytes += chunk.count }
+                // Monitors get events asynchronously: wait for the call's end, which carries the bytes read.
+                var finished: Int??
+                for await event in events {
+                    if case .finished(_, _, let count) = event.kind {
+                        finished = count
+                        break
+                    }
+                }
+                #expect(bytes > 0)
+                #expect(finished == .some(bytes))
+            }
+        }
+    }
+}

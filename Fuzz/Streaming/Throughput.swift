@@ -101,6 +101,7 @@ enum Throughput {
         _ name: String,
         megabytes: Double,
         events: Int,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> Int
     ) async throws {
         let clock = ContinuousClock()

@@ -134,5 +134,94 @@ extension Conformance {
                 #expect(finished == .some(bytes))
             }
         }
+        struct Tick: Decodable, Sendable, Equatable {
+            let n: Int
+        }
+
+        /// Requests seen by `server` while `body` runs.
+        static func requests<T>(on server: TestServer, _ body: () async throws -> T) async throws -> (T, Int) {
+            let before = server.requestCount
+            let value = try await body()
+            return (value, server.requestCount - before)
+        }
+
+        @Test("typed events and JSON Lines over one live body", arguments: TransportKind.all)
+        func typedSequences(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                var ticks: [Int] = []
+                let events = try await client.send(Stream(path: "/sse", query: ["count": 4]))
+                for try await event in events.serverSentEvents(of: Tick.self) { ticks.append(event.data.n) }
+                var lines: [Int] = []
+                let jsonLines = try await client.send(Stream(path: "/ndjson", query: ["count": 4]))
+                for try await line in jsonLines.jsonLines(of: Tick.self) { lines.append(line.n) }
+                #expect(ticks == [0, 1, 2, 3])
+                #expect(lines == [0, 1, 2, 3])
+            }
+        }
+
+        @Test(
+            "a dropped stream reconnects with Last-Event-ID: every event once, in order", arguments: TransportKind.all)
+        func reconnectsAndResumes(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let (ids, requests) = try await Self.requests(on: server) {
+                    var ids: [String] = []
+                    let source = client.events(Stream(path: "/sse", query: ["count": 5, "drop_after": 2, "retry": 10]))
+                    for try await event in source {
+                        #expect(event.type == "tick")
+                        ids.append(event.id ?? "-")
+                    }
+                    return ids
+                }
+                #expect(ids == ["0", "1", "2", "3", "4"])
+                // Two events per connection, then a 204 once nothing is left: 0-1, 2-3, 4, 204.
+                #expect(requests == 4)
+            }
+        }
+
+        @Test("204 ends the sequence: no more reconnects", arguments: TransportKind.all)
+        func stopsOn204(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let (count, requests) = try await Self.requests(on: server) {
+                    var count = 0
+                    for try await _ in client.events(Stream(path: "/sse", query: ["count": 3, "retry": 10])) {
+                        count += 1
+                    }
+                    return count
+                }
+                #expect(count == 3)
+                #expect(requests == 2)
+            }
+        }
+
+        @Test("reconnects that deliver nothing use up the budget: reconnectLimit", arguments: TransportKind.all)
+        func budget(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let before = server.requestCount
+                let policy = ReconnectPolicy(maxReconnects: 3, defaultDelay: .milliseconds(5), jitter: 0)
+                let source = client.events(Stream(path: "/sse", query: ["drop_after": 0]), reconnect: policy)
+                let error = await expectCourierError {
+                    for try await _ in source {}
+                }
+                #expect(error?.code == .reconnectLimit)
+                #expect(server.requestCount - before == 4, "the first connection and 3 reconnects")
+            }
+        }
+
+        @Test("a refused status ends the sequence at once, without reconnecting", arguments: TransportKind.all)
+        func refusedStatus(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL) { $0.retryPolicy = .disabled }
+                let before = server.requestCount
+                let error = await expectCourierError {
+                    for try await _ in client.events(Stream(path: "/sse", query: ["status": 404])) {}
+                }
+                #expect(error?.code == .unacceptableStatus)
+                #expect(server.requestCount - before == 1)
+            }
+        }
     }
 }

@@ -23,7 +23,8 @@
         /// - `size`: pad each event's data with that many `x` (a giant event).
         /// - `hold`: after the first event, wait until `/sse-release/{hold}` is requested: the stream can only go on
         ///   once the client has seen the first event, so a client that coalesces small chunks never gets there.
-        /// - `drop_after=k`: close the connection abruptly after `k` events of this response (no last chunk).
+        /// - `drop_after=k`: close the connection abruptly after `k` events of this response (no last chunk); `0`: right
+        ///   after the head.
         private static func serverSentEvents(_ context: RouteContext) async throws -> Disposition {
             if let status = context.query("status").flatMap({ Int($0) }), (200..<600).contains(status) {
                 if status == 204 { return try await context.status(204) }
@@ -43,6 +44,7 @@
             if let retry = context.query("retry").flatMap({ Int($0) }) {
                 try await write("retry: \(retry)\n\n", context)
             }
+            if dropAfter == 0 { return .close }
             var sent = 0
             for number in first..<count {
                 if sent > 0, interval > .zero { try await Task.sleep(for: interval) }

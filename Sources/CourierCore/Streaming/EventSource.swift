@@ -1,0 +1,282 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+/// How an ``EventSource`` reconnects after its stream drops.
+public struct ReconnectPolicy: Hashable, Sendable {
+    /// How many reconnects in a row may deliver no event before the source gives up with
+    /// ``CourierError/Code/reconnectLimit``. Any delivered event resets the count.
+    public var maxReconnects: Int
+    /// The pause before a reconnect until the server sets one with a `retry:` field. Default: 3 seconds, as
+    /// browsers.
+    public var defaultDelay: Duration
+    /// A random extra pause of up to this fraction of the delay (0.2: up to 20 % more), so that clients that lost
+    /// the same server do not all come back at the same instant.
+    public var jitter: Double
+    /// The longest pause, whatever the server's `retry:` asks.
+    public var maxDelay: Duration
+
+    /// Creates a policy.
+    public init(
+        maxReconnects: Int = 10, defaultDelay: Duration = .seconds(3), jitter: Double = 0.2,
+        maxDelay: Duration = .seconds(60)
+    ) {
+        self.maxReconnects = max(0, maxReconnects)
+        self.defaultDelay = max(.zero, defaultDelay)
+        self.jitter = max(0, jitter)
+        self.maxDelay = max(.zero, maxDelay)
+    }
+
+    /// 10 reconnects in a row, 3 seconds apart (or the server's `retry:`), with 20 % jitter, at most a minute.
+    public static let `default` = ReconnectPolicy()
+    /// Never reconnects: a dropped stream ends the sequence with its error.
+    public static let disabled = ReconnectPolicy(maxReconnects: 0)
+
+    /// The pause before the next reconnect, given the server's `retry:` (if any).
+    func delay(server: Duration?) -> Duration {
+        let base = min(server ?? defaultDelay, maxDelay)
+        guard jitter > 0, base > .zero else { return base }
+        return min(base + base * Double.random(in: 0...jitter), maxDelay)
+    }
+}
+
+extension Client {
+    /// The Server-Sent Events of `request`, reconnecting as a browser's `EventSource` does, and more carefully.
+    ///
+    /// Each connection is a full call through the pipeline (adapters run again, so a refreshed token is used;
+    /// decisions judge the head: a 401 refreshes and replays, a refused status ends the sequence with its error).
+    /// Then:
+    /// - **A dropped stream** (the connection broke, or the body ended) reconnects after the server's `retry:`
+    ///   (else ``ReconnectPolicy/defaultDelay``, with jitter), sending `Last-Event-ID` with the last event ID seen.
+    /// - **`204 No Content`** ends the sequence normally: the server says there is nothing more.
+    /// - **A response that is not `text/event-stream`** ends it with ``CourierError/Code/unexpectedResponse``.
+    /// - **Limits** (``StreamLimits``) end it with ``CourierError/Code/eventTooLarge`` or
+    ///   ``CourierError/Code/lineTooLarge``; they are not a reason to reconnect.
+    /// - **The budget**: after ``ReconnectPolicy/maxReconnects`` reconnects in a row without an event, the sequence
+    ///   ends with ``CourierError/Code/reconnectLimit``, whose underlying error is the last failure.
+    /// - **No duplicates**: after a reconnect, events whose ID was already delivered (a server that resumes a little
+    ///   early) are skipped until the first new ID.
+    ///
+    /// Every connection is its own call, with its own log line and events; a reconnect is logged at `info` with its
+    /// reason.
+    ///
+    /// ```swift
+    /// struct Notifications: Request {
+    ///     typealias Response = LiveResponse
+    ///     var path: String { "/notifications" }
+    /// }
+    /// for try await event in client.events(Notifications()) {
+    ///     print(event.type, event.data)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The stream's request.
+    ///   - lastEventID: An ID to resume after on the first connection (one saved from an earlier session).
+    ///   - limits: The largest line and event.
+    ///   - reconnect: When and how often to reconnect.
+    public func events<R: Request>(
+        _ request: R, lastEventID: String? = nil, limits: StreamLimits = .standard,
+        reconnect: ReconnectPolicy = .default
+    ) -> EventSource<R> where R.Response == LiveResponse {
+        EventSource(client: self, request: request, lastEventID: lastEventID, limits: limits, policy: reconnect)
+    }
+}
+
+/// The events of a Server-Sent Events stream across reconnects: see ``Client/events(_:lastEventID:limits:reconnect:)``.
+public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response == LiveResponse {
+    /// An event.
+    public typealias Element = ServerSentEvent
+    /// A ``CourierError`` or `CancellationError`.
+    public typealias Failure = any Error
+
+    let client: Client
+    let request: R
+    let lastEventID: String?
+    let limits: StreamLimits
+    let policy: ReconnectPolicy
+
+    /// Connects and starts reading events.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(source: self)
+    }
+
+    /// Reads the events of an ``EventSource``, reconnecting as needed.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private let source: EventSource
+        private var parser: EventStreamParser
+        private var body: LiveResponse.AsyncIterator?
+        private var pending: [ServerSentEvent] = []
+        private var pendingIndex = 0
+        private var isFinished = false
+        /// Reconnects in a row without a delivered event.
+        private var failedReconnects = 0
+        /// Connections made so far.
+        public private(set) var connections = 0
+        /// The IDs delivered, newest last (bounded), to skip replays after a reconnect.
+        private var deliveredIDs: [String] = []
+        /// Whether the current connection may still replay delivered events.
+        private var skippingReplays = false
+
+        init(source: EventSource) {
+            self.source = source
+            self.parser = EventStreamParser(limits: source.limits, lastEventID: source.lastEventID)
+        }
+
+        /// The next event; `nil` when the server ended the stream with `204`.
+        public mutating func next() async throws -> ServerSentEvent? {
+            while !isFinished {
+                if pendingIndex < pending.count {
+                    let event = pending[pendingIndex]
+                    pendingIndex += 1
+                    if skippingReplays, let id = event.id, deliveredIDs.contains(id) { continue }
+                    skippingReplays = false
+                    failedReconnects = 0
+                    if let id = event.id, deliveredIDs.last != id {
+                        deliveredIDs.append(id)
+                        if deliveredIDs.count > 256 { deliveredIDs.removeFirst(deliveredIDs.count - 256) }
+                    }
+                    return event
+                }
+                if body == nil {
+                    guard try await connect() else { return nil }
+                    continue
+                }
+                do {
+                    if let chunk = try await body?.next() {
+                        pending = try parser.parse(chunk)
+                        pendingIndex = 0
+                    } else {
+                        try await drop(reason: "the server ended the stream", error: nil)
+                    }
+                } catch let error as CourierError where error.code == .eventTooLarge || error.code == .lineTooLarge {
+                    isFinished = true
+                    throw error
+                } catch is CancellationError {
+                    isFinished = true
+                    throw CancellationError()
+                } catch let error as CourierError where error.code == .reconnectLimit {
+                    isFinished = true
+                    throw error
+                } catch {
+                    try await drop(reason: "the stream broke", error: error)
+                }
+            }
+            return nil
+        }
+
+        /// Opens a connection; `false` when the server said there is nothing more (`204`).
+        private mutating func connect() async throws -> Bool {
+            let request = ResumingRequest(base: source.request, lastEventID: parser.lastEventID)
+            let live: LiveResponse
+            do {
+                connections += 1
+                live = try await source.client.send(request)
+            } catch let error as CourierError where Self.isReconnectable(error) {
+                try await drop(reason: "connecting failed", error: error)
+                return true
+            } catch {
+                isFinished = true
+                throw error
+            }
+            if live.status.code == 204 {
+                isFinished = true
+                return false
+            }
+            let type = live.headerFields[.contentType]?.split(separator: ";").first?.trimmingCharacters(
+                in: .whitespaces)
+            guard type?.lowercased() == "text/event-stream" else {
+                isFinished = true
+                throw CourierError(
+                    code: .unexpectedResponse, stage: .parse,
+                    message: "the response is \(type ?? "without a Content-Type"), not text/event-stream",
+                    response: live.head)
+            }
+            body = live.makeAsyncIterator()
+            skippingReplays = connections > 1
+            return true
+        }
+
+        /// Ends the current connection and waits before the next, or gives up when the budget is spent.
+        private mutating func drop(reason: String, error: (any Error)?) async throws {
+            body = nil
+            parser.finish()
+            pending = []
+            pendingIndex = 0
+            guard failedReconnects < source.policy.maxReconnects else {
+                isFinished = true
+                throw CourierError(
+                    code: .reconnectLimit, stage: .transport,
+                    message: "\(reason); gave up after \(failedReconnects) reconnects in a row without an event",
+                    underlyingError: error)
+            }
+            failedReconnects += 1
+            let delay = source.policy.delay(server: parser.reconnectionTime)
+            source.client.configuration.logger.info(
+                "event stream reconnecting",
+                metadata: [
+                    "courier.reason": "\(reason)", "courier.reconnect": "\(failedReconnects)",
+                    "courier.delay": "\(delay)",
+                    "courier.error": "\(error.map { "\($0)" } ?? "-")",
+                ])
+            try await Task.sleep(for: delay)
+        }
+
+        /// Failures worth reconnecting after: the network, not the server's refusal.
+        private static func isReconnectable(_ error: CourierError) -> Bool {
+            switch error.code {
+            case .connectionRefused, .connectionReset, .connectionFailed, .connectTimeout, .networkUnreachable,
+                .hostNotFound, .notConnectedToInternet, .timedOut, .idleTimeout, .truncatedResponse, .transportFailed:
+                true
+            default: false
+            }
+        }
+    }
+}
+
+/// `base` with `Last-Event-ID` (when resuming), `Accept: text/event-stream` and `Cache-Control: no-cache`, and
+/// never served from a cache.
+struct ResumingRequest<Base: Request>: Request where Base.Response == LiveResponse {
+    typealias Response = LiveResponse
+    let base: Base
+    let lastEventID: String?
+
+    var method: HTTPRequest.Method { base.method }
+    var path: String { base.path }
+    var query: Parameters? { base.query }
+    var headers: RequestHeaders { base.headers }
+    var body: RequestBody? { base.body }
+    var server: Server? { base.server }
+    var environment: Server.Environment? { base.environment }
+    var authentication: AuthenticationRequirement { base.authentication }
+    var timeout: Duration? { base.timeout }
+    var maxResponseBodySize: Int? { base.maxResponseBodySize }
+    var retryPolicy: RetryPolicy? { base.retryPolicy }
+    var cachePolicy: CachePolicy { .bypass }
+    /// The base's adapters (its headers among them), then the stream's own fields.
+    var adapters: [any RequestAdapter] { base.adapters + [EventStreamAdapter(lastEventID: lastEventID)] }
+    var decisions: [any Decision] { base.decisions }
+    var parser: any ResponseParser<LiveResponse> { base.parser }
+}
+
+/// Sets an event stream request's fields: `Accept: text/event-stream` unless the request chose one,
+/// `Cache-Control: no-cache`, and `Last-Event-ID` when resuming.
+struct EventStreamAdapter: RequestAdapter {
+    let lastEventID: String?
+
+    var name: String { "eventStream" }
+
+    func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        var request = request
+        if request.head.headerFields[.accept] == nil {
+            request.head.headerFields[.accept] = "text/event-stream"
+        }
+        request.head.headerFields[.cacheControl] = "no-cache"
+        if let lastEventID, !lastEventID.isEmpty, let name = HTTPField.Name("Last-Event-ID") {
+            // An ID never holds NUL, LF or CR (the parser drops or splits on them); other control characters are
+            // refused here with a typed error.
+            request.head.headerFields[name] = try HeaderValidation.validatedValue(lastEventID, for: "Last-Event-ID")
+        }
+        return request
+    }
+}

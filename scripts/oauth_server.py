@@ -25,6 +25,9 @@ Test hooks (only for tests; no authentication):
                                errors per grant type; refresh-token reuse; protected-resource answers
   POST /test/expire            form access_token=…: that access token has expired, now (401 from /api/me)
   POST /test/revoke            form access_token=…: that access token is revoked, now (401 from /api/me)
+  POST /test/hold              form access_token=…&count=N: of that access token's rejections by /api/me, the N
+                               after the first wait until a refresh has replaced its refresh token (at most 10 s),
+                               so they reach the client after the refresh
   POST /test/lifetime          form client_id=…&expires_in=N: that client's new access tokens last N seconds
   POST /test/reset             forgets every token and counter, lifetimes back to the default
 """
@@ -143,6 +146,9 @@ class Token(TokenMixin):
         self.refresh_revoked = False
         # The refresh token was revoked because a refresh replaced it; presenting it again is reuse.
         self.rotated = False
+        # /test/hold: how many of this access token's rejections, after the first, wait for its rotation.
+        self.hold = 0
+        self.rejections = 0
 
     def check_client(self, client):
         return self.client_id == client.get_client_id()
@@ -176,6 +182,8 @@ class Store:
 
     def __init__(self):
         self.lock = threading.RLock()
+        # Notified whenever a refresh rotates a refresh token.
+        self.rotation = threading.Condition(self.lock)
         self.reset()
 
     def reset(self):
@@ -193,6 +201,8 @@ class Store:
             self.family_revocations = 0
             self.revocations = 0
             self.resource = defaultdict(int)
+            self.held = 0
+            self.hold_timeouts = 0
 
     def stats(self):
         with self.lock:
@@ -206,6 +216,8 @@ class Store:
                 "family_revocations": self.family_revocations,
                 "revocations": self.revocations,
                 "resource": dict(self.resource),
+                "held": self.held,
+                "hold_timeouts": self.hold_timeouts,
             }
 
     def revoke_family(self, user, client_id):
@@ -251,6 +263,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
     def revoke_old_credential(self, refresh_token):
         refresh_token.refresh_revoked = True
         refresh_token.rotated = True
+        store.rotation.notify_all()
 
 
 class ClientCredentialsGrant(grants.ClientCredentialsGrant):
@@ -355,12 +368,29 @@ def revoke_token():
 @app.get("/api/me")
 def me():
     with store.lock:
+        hold_rejection(request.headers.get("Authorization", ""))
         try:
             return protected_me()
         except Exception as error:
             code = getattr(error, "code", 500)
             store.resource[str(code)] += 1
             raise
+
+
+def hold_rejection(authorization):
+    """Delays a rejection of a held access token (/test/hold) until a refresh has rotated its refresh token."""
+    scheme, _, value = authorization.partition(" ")
+    token = store.by_access.get(value) if scheme.lower() == "bearer" else None
+    if token is None or not (token.is_expired() or token.is_revoked()):
+        return
+    token.rejections += 1
+    if token.rejections == 1 or token.hold == 0:
+        return
+    token.hold -= 1
+    store.held += 1
+    # Waiting releases the lock, so the token endpoint can serve the refresh meanwhile.
+    if not store.rotation.wait_for(lambda: token.refresh_revoked, timeout=10):
+        store.hold_timeouts += 1
 
 
 @require_oauth()
@@ -404,6 +434,14 @@ def test_expire():
 @app.post("/test/revoke")
 def test_revoke():
     return change_access_token(lambda token: setattr(token, "access_revoked", True))
+
+
+@app.post("/test/hold")
+def test_hold():
+    count = request.form.get("count", "")
+    if not count.isdigit():
+        return jsonify(error="count must be a whole number"), 400
+    return change_access_token(lambda token: setattr(token, "hold", int(count)))
 
 
 @app.post("/test/lifetime")

@@ -156,6 +156,22 @@ struct ReadmeSampleTests {
         #expect(readmeLines == Array(sourceLines))
     }
 
+    /// The README's block `readme-<marker>` and the lines between `// readme-<marker>:begin` and `…:end` in
+    /// `testFile` (a file two folders below `Tests/`), each as its non-empty, unindented lines.
+    static func readmeAndSource(marker: String, testFile: String) throws -> (readme: [String], source: [String]) {
+        let file = URL(fileURLWithPath: testFile)
+        let root = file.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: file, encoding: .utf8)
+        let readmeLines = try lines(
+            between: "<!-- readme-\(marker):begin -->", and: "<!-- readme-\(marker):end -->", in: readme
+        )
+        .filter { !$0.hasPrefix("```") }
+        let sourceLines = try lines(between: "// readme-\(marker):begin", and: "// readme-\(marker):end", in: source)
+        return (readmeLines, sourceLines)
+    }
+
     /// The non-empty lines between two markers, with leading indentation of the block removed.
     static func lines(between begin: String, and end: String, in text: String) throws -> [String] {
         let all = text.components(separatedBy: "\n")

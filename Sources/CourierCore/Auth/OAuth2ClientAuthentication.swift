@@ -54,10 +54,11 @@ public enum OAuth2ClientAuthentication: Sendable, Hashable {
     /// The `Authorization` value of `client_secret_basic`: `Basic base64(formEncoded(id) ":" formEncoded(secret))`.
     ///
     /// RFC 6749 §2.3.1 encodes both with `application/x-www-form-urlencoded` first, so a `:` in the ID, or a `+`,
-    /// `%` or non-ASCII character in either, reaches the server intact.
+    /// `%` or non-ASCII character in either, reaches the server intact. A space is written `%20`, not `+`: a form
+    /// decoder reads both as a space, but servers that only percent-decode (Authlib) would read a `+` literally.
     static func basicAuthorization(clientID: String, clientSecret: String) -> String {
-        let user = PercentEncoding.encode(clientID, allowing: .unreserved, spaceAsPlus: true)
-        let password = PercentEncoding.encode(clientSecret, allowing: .unreserved, spaceAsPlus: true)
+        let user = PercentEncoding.encode(clientID, allowing: .unreserved)
+        let password = PercentEncoding.encode(clientSecret, allowing: .unreserved)
         return "Basic " + Data((user + ":" + password).utf8).base64EncodedString()
     }
 }

@@ -39,8 +39,9 @@ struct OAuth2ClientAuthenticationTests {
         let authorization = try #require(request.head.headerFields[.authorization])
         #expect(authorization.hasPrefix("Basic "))
         let decoded = try #require(Data(base64Encoded: String(authorization.dropFirst("Basic ".count))))
-        // §2.3.1: `:` inside the id, `+`, `/`, `%`, the space and `é` are all encoded before the `:` join.
-        #expect(String(decoding: decoded, as: UTF8.self) == "svc%3Aone:s3%3Acr%2Bt%2F+%25%C3%A9")
+        // §2.3.1: `:` inside the id, `+`, `/`, `%`, the space (as %20, which percent- and form-decoders both read)
+        // and `é` are all encoded before the `:` join.
+        #expect(String(decoding: decoded, as: UTF8.self) == "svc%3Aone:s3%3Acr%2Bt%2F%20%25%C3%A9")
         let body = Self.fields(request)
         #expect(body == ["grant_type": "refresh_token", "refresh_token": "refresh-1"])
     }

@@ -32,17 +32,7 @@ struct ReadmeCacheSampleTests {
         #expect(first.cacheStatus?.outcome == .miss)
         #expect(second.value == "cached" && second.cacheStatus?.outcome == .hit)
 
-        let testFile = URL(fileURLWithPath: #filePath)
-        let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: testFile, encoding: .utf8)
-        let readmeLines = try ReadmeSampleTests.lines(
-            between: "<!-- readme-cache:begin -->", and: "<!-- readme-cache:end -->", in: readme
-        )
-        .filter { !$0.hasPrefix("```") }
-        let sourceLines = try ReadmeSampleTests.lines(
-            between: "// readme-cache:begin", and: "// readme-cache:end", in: source)
+        let (readmeLines, sourceLines) = try ReadmeSampleTests.readmeAndSource(marker: "cache", testFile: #filePath)
         #expect(readmeLines == sourceLines)
     }
 }

@@ -76,19 +76,8 @@ struct ReadmeJobsSampleTests {
 
     @Test("the README shows the same code as this test")
     func readmeMatchesThisFile() throws {
-        let testFile = URL(fileURLWithPath: #filePath)
-        let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: testFile, encoding: .utf8)
-        let readmeLines = try ReadmeSampleTests.lines(
-            between: "<!-- readme-jobs:begin -->", and: "<!-- readme-jobs:end -->", in: readme
-        )
-        .filter { !$0.hasPrefix("```") }
-        let sourceLines = try ReadmeSampleTests.lines(
-            between: "// readme-jobs:begin", and: "// readme-jobs:end", in: source
-        )
-        .filter { !$0.hasPrefix("func sample") }
+        let (readmeLines, source) = try ReadmeSampleTests.readmeAndSource(marker: "jobs", testFile: #filePath)
+        let sourceLines = source.filter { !$0.hasPrefix("func sample") }
         #expect(readmeLines == sourceLines)
     }
 }

@@ -223,5 +223,38 @@ extension Conformance {
                 #expect(server.requestCount - before == 1)
             }
         }
+        /// Renews any credential to `fresh`, counting its calls.
+        actor FreshRefresher: TokenRefresher {
+            private(set) var calls = 0
+            nonisolated func refresh(_ credential: Credential) async throws -> Credential {
+                await count()
+                return Credential(accessToken: "fresh", expiresAt: Date().addingTimeInterval(3600))
+            }
+            private func count() { calls += 1 }
+        }
+
+        @Test(
+            "a 401 refreshes before the stream starts, and a reconnect signs with the refreshed token",
+            arguments: TransportKind.all)
+        func refreshBeforeStream(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let refresher = FreshRefresher()
+                let authenticator = Authenticator(refresher: refresher)
+                try await authenticator.signIn(Credential(accessToken: "stale"))
+                let client = makeClient(transport, server.baseURL) { $0.authenticate(with: authenticator) }
+                let (count, requests) = try await Self.requests(on: server) {
+                    var count = 0
+                    let query: Parameters = ["count": 3, "bearer": "fresh", "retry": 10]
+                    for try await _ in client.events(Stream(path: "/sse", query: query)) { count += 1 }
+                    return count
+                }
+                #expect(count == 3)
+                // 401 with the stale token, the replay with the fresh one, then the reconnect (signed with the fresh
+                // token by the adapters, run again) that gets 204. A reconnect reusing the first request's headers
+                // would get another 401 and a second refresh.
+                #expect(requests == 3)
+                #expect(await refresher.calls == 1)
+            }
+        }
     }
 }

@@ -19,6 +19,7 @@
         /// - It resumes after the request's `Last-Event-ID` (`n` = that id + 1), and answers `204` when nothing is
         ///   left, as a server that wants the client to stop reconnecting does.
         /// - `status`: answer that status with a small text body instead (`401`, `503`, `204` …).
+        /// - `bearer`: answer `401` with a Bearer `invalid_token` challenge unless `Authorization: Bearer {bearer}`.
         /// - `retry`: a `retry: ms` block first. `heartbeat=1`: a `: heartbeat` comment before each event.
         /// - `size`: pad each event's data with that many `x` (a giant event).
         /// - `hold`: after the first event, wait until `/sse-release/{hold}` is requested: the stream can only go on
@@ -29,6 +30,11 @@
             if let status = context.query("status").flatMap({ Int($0) }), (200..<600).contains(status) {
                 if status == 204 { return try await context.status(204) }
                 return try await context.respond(.text("status \(status)", status: status))
+            }
+            if let bearer = context.query("bearer"), context.request.header("Authorization") != "Bearer \(bearer)" {
+                return try await context.respond(
+                    TestServerResponse(
+                        status: 401, headers: [("WWW-Authenticate", #"Bearer realm="sse", error="invalid_token""#)]))
             }
             let count = min(max(context.query("count").flatMap { Int($0) } ?? 5, 0), 100_000)
             let interval = Duration.milliseconds(

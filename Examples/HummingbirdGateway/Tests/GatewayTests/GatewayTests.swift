@@ -55,10 +55,10 @@ struct GatewayTests {
                     #expect(response.status == .notFound)
                 }
             }
-            // "gate way" and "s3cr:t" form-encoded, then Base64 (RFC 6749 §2.3.1).
+            // "gate way" and "s3cr:t" encoded (RFC 6749 §2.3.1; the space as %20, which every decoder reads), then Base64.
             #expect(
                 upstream.tokenRequests.withLock { $0 } == [
-                    "Basic " + Data("gate+way:s3cr%3At".utf8).base64EncodedString()
+                    "Basic " + Data("gate%20way:s3cr%3At".utf8).base64EncodedString()
                 ])
             // The 503, its retry, and nothing for the second call: it came from the cache.
             #expect(upstream.userRequests.withLock { $0 } == Array(repeating: "Bearer service-token-1", count: 2))

@@ -55,7 +55,8 @@ struct GatewayTests {
                     #expect(response.status == .notFound)
                 }
             }
-            // "gate way" and "s3cr:t" encoded (RFC 6749 §2.3.1; the space as %20, which every decoder reads), then Base64.
+            // "gate way" and "s3cr:t" encoded (RFC 6749 §2.3.1; the space as %20, which every decoder reads),
+            // then Base64.
             #expect(
                 upstream.tokenRequests.withLock { $0 } == [
                     "Basic " + Data("gate%20way:s3cr%3At".utf8).base64EncodedString()

@@ -19,6 +19,7 @@
         /// - It resumes after the request's `Last-Event-ID` (`n` = that id + 1), and answers `204` when nothing is
         ///   left, as a server that wants the client to stop reconnecting does.
         /// - `status`: answer that status with a small text body instead (`401`, `503`, `204` …).
+        /// - `replay=k`: resume `k` events before the one after `Last-Event-ID` (events the client already has).
         /// - `bearer`: answer `401` with a Bearer `invalid_token` challenge unless `Authorization: Bearer {bearer}`.
         /// - `retry`: a `retry: ms` block first. `heartbeat=1`: a `: heartbeat` comment before each event.
         /// - `size`: pad each event's data with that many `x` (a giant event).
@@ -42,8 +43,12 @@
             let dropAfter = context.query("drop_after").flatMap { Int($0) }
             let padding = String(
                 repeating: "x", count: min(max(context.query("size").flatMap { Int($0) } ?? 0, 0), 16 << 20))
-            let first = context.request.header("Last-Event-ID").flatMap { Int($0) }.map { $0 + 1 } ?? 0
-            guard first < count else { return try await context.status(204) }
+            // `replay`: resume this many events early, as a server whose log is coarser than its IDs does; still
+            // 204 once nothing new is left.
+            let replay = min(max(context.query("replay").flatMap { Int($0) } ?? 0, 0), 100)
+            let next = context.request.header("Last-Event-ID").flatMap { Int($0) }.map { $0 + 1 } ?? 0
+            guard next < count else { return try await context.status(204) }
+            let first = max(next - replay, 0)
             try await context.writeChunkedHead(headers: [
                 ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
             ])

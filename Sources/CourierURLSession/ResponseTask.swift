@@ -160,7 +160,9 @@ final class ResponseTask: Sendable {
                     case wait
                 }
                 let next: Next = state.withLock { state in
-                    if let failure = state.failure { return .failure(failure) }
+                    // Chunks still buffered when the transfer failed (kept only when the connection broke, see
+                    // `didComplete(error:)`) are handed out before the failure: a stream reader keeps every byte
+                    // that arrived.
                     if !state.chunks.isEmpty {
                         state.lastProgress = .now
                         let chunk = state.chunks.removeFirst()
@@ -169,6 +171,7 @@ final class ResponseTask: Sendable {
                         if resume { state.isPaused = false }
                         return .chunk(chunk, resumeDelivery: resume)
                     }
+                    if let failure = state.failure { return .failure(failure) }
                     if state.isComplete { return .chunk(nil, resumeDelivery: false) }
                     state.bodyWaiter = continuation
                     return .wait
@@ -367,7 +370,8 @@ final class ResponseTask: Sendable {
             }
             if let failure {
                 state.failure = failure
-                return (Self.settle(&state), failure)
+                // The bytes that arrived before the connection broke are still the reader's.
+                return (Self.settle(&state, keepingChunks: true), failure)
             }
             state.isComplete = true
             var settled = Settled()
@@ -404,8 +408,8 @@ final class ResponseTask: Sendable {
         }
     }
 
-    /// Takes the waiters out of a state that just failed and drops the buffered chunks.
-    private static func settle(_ state: inout State) -> Settled {
+    /// Takes the waiters out of a state that just failed and drops the buffered chunks, unless `keepingChunks`.
+    private static func settle(_ state: inout State, keepingChunks: Bool = false) -> Settled {
         let settled = Settled(
             headWaiter: state.headWaiter,
             bodyWaiter: state.bodyWaiter,
@@ -416,8 +420,10 @@ final class ResponseTask: Sendable {
         state.headWaiter = nil
         state.bodyWaiter = nil
         state.watchdog = nil
-        state.chunks = []
-        state.buffered = 0
+        if !keepingChunks {
+            state.chunks = []
+            state.buffered = 0
+        }
         state.isPaused = false
         return settled
     }

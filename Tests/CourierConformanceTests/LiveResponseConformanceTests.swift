@@ -102,9 +102,13 @@ extension Conformance {
                 #expect(
                     error?.code == .truncatedResponse || error?.code == .connectionReset, "\(String(describing: error))"
                 )
-                // What arrived before the cut may be lost with it (AsyncHTTPClient fails the stream without the chunks
-                // it still buffered); nothing after the cut ever arrives.
+                // Nothing after the cut ever arrives. What arrived before it may be lost with it on AsyncHTTPClient
+                // (its request state machine fails the stream without the parts it still buffered); URLSession hands
+                // out every byte that arrived before the failure.
                 #expect(!text.contains("id: 2\n"))
+                if transport == .urlSession {
+                    #expect(text.contains("id: 0\n") && text.contains("data: {\"n\":1}\n\n"), "\(text)")
+                }
             }
         }
 
@@ -175,10 +179,13 @@ extension Conformance {
                     return ids
                 }
                 #expect(ids == ["0", "1", "2", "3", "4"])
-                // Two events per connection, then a 204 once nothing is left: 0-1, 2-3, 4, 204. One more request is
-                // sometimes seen (about 1 run in 3, on both transports; not yet explained): the events stay exactly
-                // once, which is what this test is about.
-                #expect((4...5).contains(requests), "\(requests) requests")
+                // Two events per connection, then a 204 once nothing is left: 0-1, 2-3, 4, 204. AsyncHTTPClient
+                // drops the body parts it has read but not yet handed out when the connection breaks (its request
+                // state machine fails with what it buffered), so under load a connection may deliver fewer events
+                // than the server sent and the next one resumes earlier: one more request, every event still once.
+                // URLSession hands out every byte that arrived before the failure (ResponseTask keeps them).
+                let expected = transport.name == "AsyncHTTPClient" ? 4...5 : 4...4
+                #expect(expected.contains(requests), "\(requests) requests")
             }
         }
 

@@ -29,7 +29,8 @@ public struct ReconnectPolicy: Hashable, Sendable {
 
     /// 10 reconnects in a row, 3 seconds apart (or the server's `retry:`), with 20 % jitter, at most a minute.
     public static let `default` = ReconnectPolicy()
-    /// Never reconnects: a dropped stream ends the sequence with its error.
+    /// Never reconnects: a dropped stream ends the sequence with its error, and a stream the server ends ends it
+    /// normally.
     public static let disabled = ReconnectPolicy(maxReconnects: 0)
 
     /// The pause before the next reconnect, given the server's `retry:` (if any).
@@ -203,6 +204,12 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             parser.finish()
             pending = []
             pendingIndex = 0
+            if source.policy.maxReconnects == 0 {
+                // Reconnecting is off: the stream's end is the sequence's end, and its failure the sequence's.
+                isFinished = true
+                if let error { throw error }
+                return
+            }
             guard failedReconnects < source.policy.maxReconnects else {
                 isFinished = true
                 throw CourierError(

@@ -21,12 +21,18 @@
         /// - `status`: answer that status with a small text body instead (`401`, `503`, `204` …).
         /// - `replay=k`: resume `k` events before the one after `Last-Event-ID` (events the client already has).
         /// - `bearer`: answer `401` with a Bearer `invalid_token` challenge unless `Authorization: Bearer {bearer}`.
-        /// - `retry`: a `retry: ms` block first. `heartbeat=1`: a `: heartbeat` comment before each event.
+        /// - `retry`: a `retry: ms` block first. `heartbeat=1`: a `: heartbeat` comment before each event;
+        ///   `heartbeat_ms=m`: one every `m` ms while waiting between events (a quiet stream that stays alive).
         /// - `size`: pad each event's data with that many `x` (a giant event).
+        /// - `drip_ms=m`: write each event one byte at a time, `m` ms apart (a slow drip).
+        /// - `stamp=1`: put the server's monotonic clock in each event's data (`"t"`, nanoseconds), read just before
+        ///   the event is flushed: a client on the same machine can tell how long delivery took.
         /// - `hold`: after the first event, wait until `/sse-release/{hold}` is requested: the stream can only go on
         ///   once the client has seen the first event, so a client that coalesces small chunks never gets there.
         /// - `drop_after=k`: close the connection abruptly after `k` events of this response (no last chunk); `0`: right
-        ///   after the head.
+        ///   after the head. With `partial=1`, the first half of the next event goes out before the close (a client
+        ///   must not dispatch it).
+        /// - `batch=b`: write `b` events per chunk (fewer, larger writes; a drop still comes after `k` events).
         private static func serverSentEvents(_ context: RouteContext) async throws -> Disposition {
             if let status = context.query("status").flatMap({ Int($0) }), (200..<600).contains(status) {
                 if status == 204 { return try await context.status(204) }
@@ -56,18 +62,59 @@
                 try await write("retry: \(retry)\n\n", context)
             }
             if dropAfter == 0 { return .close }
+            let heartbeat = context.query("heartbeat_ms").flatMap { Int($0) }.map { Duration.milliseconds(max($0, 1)) }
+            let drip = context.query("drip_ms").flatMap { Int($0) }.map { Duration.milliseconds(max($0, 0)) }
+            let batch = min(max(context.query("batch").flatMap { Int($0) } ?? 1, 1), 10_000)
+            var pending = ""
             var sent = 0
             for number in first..<count {
-                if sent > 0, interval > .zero { try await Task.sleep(for: interval) }
+                if sent > 0, interval > .zero { try await pause(interval, heartbeat: heartbeat, context) }
                 if context.query("heartbeat") == "1" { try await write(": heartbeat\n\n", context) }
-                try await write(
-                    "id: \(number)\nevent: tick\ndata: {\"n\":\(number)\(padding.isEmpty ? "" : ",\"pad\":\"\(padding)\"")}\n\n",
-                    context)
+                var data = "{\"n\":\(number)"
+                if !padding.isEmpty { data += ",\"pad\":\"\(padding)\"" }
+                if context.query("stamp") == "1" { data += ",\"t\":\(monotonicNanoseconds())" }
+                let event = "id: \(number)\nevent: tick\ndata: \(data)}\n\n"
+                if let drip {
+                    for byte in event.utf8 {
+                        try await context.writeChunk(context.connection.channel.allocator.buffer(bytes: [byte]))
+                        if drip > .zero { try await Task.sleep(for: drip) }
+                    }
+                } else {
+                    pending += event
+                }
                 sent += 1
+                if sent % batch == 0 || number == count - 1 || sent == dropAfter {
+                    try await write(pending, context)
+                    pending = ""
+                }
                 if sent == 1, let hold = context.query("hold") { await Gates.shared.wait(hold) }
-                if let dropAfter, sent >= dropAfter { return .close }
+                if let dropAfter, sent >= dropAfter {
+                    if context.query("partial") == "1", number + 1 < count {
+                        try await write("id: \(number + 1)\nevent: tick\ndata: {\"n\":", context)
+                    }
+                    return .close
+                }
             }
             return try await context.finishChunked()
+        }
+
+        /// Waits `interval`, with a `: heartbeat` comment every `heartbeat` meanwhile.
+        private static func pause(_ interval: Duration, heartbeat: Duration?, _ context: RouteContext) async throws {
+            guard let heartbeat else { return try await Task.sleep(for: interval) }
+            var remaining = interval
+            while remaining > heartbeat {
+                try await Task.sleep(for: heartbeat)
+                remaining -= heartbeat
+                try await write(": heartbeat\n\n", context)
+            }
+            try await Task.sleep(for: remaining)
+        }
+
+        /// The system's monotonic clock (`CLOCK_MONOTONIC`), which every process on the machine shares.
+        static func monotonicNanoseconds() -> UInt64 {
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
         }
 
         /// `/ndjson?count=5&interval_ms=0&hold=`: `count` lines `{"n":n}`, one chunk each (`hold` as in `/sse`).

@@ -1,0 +1,133 @@
+import Courier
+import CourierTestServer
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Event streams where they get hard, on every transport: a giant event, a slow drip, a quiet stream kept alive by
+/// heartbeats (and one that is not), and a long stream whose connection drops a thousand times.
+extension Conformance {
+    @Suite("Conformance: event streams under stress", .timeLimit(.minutes(3)))
+    struct EventStreamConformanceTests {
+        typealias Stream = LiveResponseConformanceTests.Stream
+
+        struct Padded: Decodable, Sendable {
+            let n: Int
+            let pad: String
+        }
+
+        /// A client whose transport gives up when no byte arrives for `idleTimeout`.
+        static func client(_ transport: TransportKind, _ server: TestServer, idleTimeout: Duration) -> Client {
+            Client(
+                server: Server(baseURL: server.baseURL), transport: transport.makeWithTimeouts(.seconds(5), idleTimeout)
+            )
+        }
+
+        @Test(
+            "a 4 MiB event arrives whole; over maximumEventSize it fails typed, without a reconnect",
+            arguments: TransportKind.all)
+        func giantEvent(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let size = 4 << 20
+                let live = try await client.send(Stream(path: "/sse", query: ["count": 2, "size": size]))
+                var pads: [Int] = []
+                for try await event in live.serverSentEvents(of: Padded.self) {
+                    #expect(event.data.pad.allSatisfy { $0 == "x" })
+                    pads.append(event.data.pad.utf8.count)
+                }
+                #expect(pads == [size, size])
+
+                let before = server.requestCount
+                let limits = StreamLimits(maximumEventSize: 1 << 20)
+                let source = client.events(Stream(path: "/sse", query: ["count": 2, "size": size]), limits: limits)
+                let error = await expectCourierError {
+                    for try await _ in source {}
+                }
+                #expect(error?.code == .eventTooLarge)
+                #expect(error?.message?.contains("maximumEventSize (1048576 bytes)") == true)
+                #expect(server.requestCount - before == 1, "a limit is not a reason to reconnect")
+            }
+        }
+
+        @Test("a slow drip, one byte per chunk, gives the same events", arguments: TransportKind.all)
+        func slowDrip(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                var events: [ServerSentEvent] = []
+                let live = try await client.send(Stream(path: "/sse", query: ["count": 3, "drip_ms": 1]))
+                for try await event in live.serverSentEvents() { events.append(event) }
+                #expect(events.map(\.id) == ["0", "1", "2"])
+                #expect(events.map(\.type) == ["tick", "tick", "tick"])
+                #expect(events.map(\.data) == [#"{"n":0}"#, #"{"n":1}"#, #"{"n":2}"#])
+            }
+        }
+
+        @Test("heartbeats keep a quiet stream inside the idle timeout", arguments: TransportKind.all)
+        func heartbeatsKeepAlive(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport, server, idleTimeout: .milliseconds(400))
+                // 800 ms between events, twice the idle timeout; a comment every 100 ms.
+                let query: Parameters = ["count": 3, "interval_ms": 800, "heartbeat_ms": 100]
+                let before = server.requestCount
+                var ids: [String?] = []
+                for try await event in client.events(Stream(path: "/sse", query: query), reconnect: .disabled) {
+                    ids.append(event.id)
+                }
+                #expect(ids == ["0", "1", "2"])
+                #expect(server.requestCount - before == 1, "no idle timeout, so no reconnect")
+            }
+        }
+
+        @Test(
+            "without heartbeats the idle timeout fires; an event source reconnects and resumes",
+            arguments: TransportKind.all)
+        func idleTimeout(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport, server, idleTimeout: .milliseconds(300))
+                let query: Parameters = ["count": 3, "interval_ms": 1000, "retry": 0]
+                let live = try await client.send(Stream(path: "/sse", query: query))
+                var iterator = live.makeAsyncIterator()
+                let error = await expectCourierError {
+                    while try await iterator.next() != nil {}
+                }
+                #expect(error?.code == .idleTimeout)
+
+                let before = server.requestCount
+                var ids: [String?] = []
+                for try await event in client.events(Stream(path: "/sse", query: query)) { ids.append(event.id) }
+                #expect(ids == ["0", "1", "2"])
+                // Each connection gives one event, then stays quiet past the idle timeout: 0, 1, 2, then a 204.
+                #expect(server.requestCount - before == 4)
+            }
+        }
+
+        @Test(
+            "100,000 events through 1,000 dropped connections: every event once, in order",
+            arguments: TransportKind.all)
+        func thousandDrops(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let total = 100_000
+                // Each connection sends 100 events, 10 per chunk (the first a replay of one already delivered),
+                // then half of the next one, and is cut.
+                let query: Parameters = [
+                    "count": total, "drop_after": 100, "replay": 1, "partial": 1, "batch": 10, "retry": 0,
+                ]
+                let before = server.requestCount
+                var expected = 0
+                var wrong = 0
+                for try await event in client.events(Stream(path: "/sse", query: query)) {
+                    // A half event dispatched would have no data and break the JSON.
+                    if event.id != String(expected) || event.data != "{\"n\":\(expected)}" { wrong += 1 }
+                    expected = (event.id.flatMap { Int($0) } ?? expected) + 1
+                }
+                let connections = server.requestCount - before
+                print("\(transport.name): \(expected) events over \(connections) connections")
+                #expect(expected == total)
+                #expect(wrong == 0, "every event once, whole, in order")
+                #expect(connections >= 1_000, "\(connections) connections")
+            }
+        }
+    }
+}

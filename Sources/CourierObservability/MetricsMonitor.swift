@@ -18,6 +18,11 @@
     /// | `courier_retries_total` | counter | `method`, `environment` |
     /// | `courier_refreshes_total` | counter | `environment` |
     /// | `courier_cache_total` | counter | `method`, `environment`, `result` |
+    /// | `courier_stream_reconnects_total` | counter | `method`, `environment` |
+    /// | `courier_streams_total` | counter | `method`, `environment`, `outcome` |
+    ///
+    /// Each connection of an event stream counts as a request; the stream itself counts once in
+    /// `courier_streams_total` when it ends, and each reconnect in `courier_stream_reconnects_total`.
     ///
     /// `outcome` is `success`, `failure` or `cancelled`; `status_class` is `1xx`…`5xx`, or `none` when no response
     /// arrived; `code` is the `CourierError.Code` (`timedOut`, `unacceptableStatus`…) or `cancelled`.
@@ -75,6 +80,14 @@
                 Counter(
                     label: "\(prefix)_cache_total", dimensions: dimensions + [("result", outcome.rawValue)],
                     factory: factory
+                ).increment()
+            case .reconnecting:
+                Counter(label: "\(prefix)_stream_reconnects_total", dimensions: dimensions, factory: factory)
+                    .increment()
+            case .streamEnded(_, _, let error):
+                let outcome = error == nil ? "success" : error is CancellationError ? "cancelled" : "failure"
+                Counter(
+                    label: "\(prefix)_streams_total", dimensions: dimensions + [("outcome", outcome)], factory: factory
                 ).increment()
             case .started, .adapted, .sent, .responseHead, .decision:
                 break

@@ -21,6 +21,10 @@
     /// after the method (`GET`), kind `client` (the only spans that stand for a request on the wire), with OpenTelemetry HTTP attributes
     /// (`http.request.method`, `url.full` redacted, `server.address`, `http.response.status_code`,
     /// `http.request.resend_count`, `error.type`). Retries, refreshes and cache results are events on the call span.
+    /// An event stream (`Client.events(_:)`) gets a span of its own, `GetNotifications stream`, over all its
+    /// connections: each connection's call span is its child, each reconnect an event on it (`reconnect`, with
+    /// `courier.reconnect.number`, `.delay_ms`, `.reason`), and it ends with the stream (`courier.stream.events`,
+    /// `courier.stream.connections`).
     /// An attempt span ends when its response has been read (its first decision) or the attempt failed; the call span
     /// ends when the call returns or throws.
     ///
@@ -71,6 +75,13 @@
             let parent = InstrumentationContext.current ?? .topLevel
             let method = request.head.method.rawValue
             let span = state.withLock { state -> any Span in
+                // A connection of an event stream is a child of the stream's span, started by its first connection.
+                let parent =
+                    context.stream.map { stream in
+                        let spans = state.calls[stream] ?? startCall(stream, parent: parent, state: &state)
+                        state.calls[stream] = spans
+                        return spans.call.context
+                    } ?? parent
                 var spans = state.calls[callID] ?? startCall(callID, parent: parent, state: &state)
                 let span = tracer.startSpan(method, context: spans.call.context, ofKind: .client)
                 spans.attempts[context.attempt]?.end()
@@ -87,9 +98,10 @@
             return request
         }
 
-        private func startCall(_ callID: CourierEvent.CallID, parent: InstrumentationContext, state: inout State)
-            -> CallSpans
-        {
+        private func startCall(
+            _ callID: CourierEvent.CallID, parent: InstrumentationContext, state: inout State,
+            at instant: ContinuousClock.Instant? = nil
+        ) -> CallSpans {
             state.order.append(callID)
             while state.order.count > maxOpenCalls {
                 let oldest = state.order.removeFirst()
@@ -99,7 +111,13 @@
                     spans.call.end()
                 }
             }
-            return CallSpans(call: tracer.startSpan("HTTP", context: parent, ofKind: .internal))
+            let span =
+                if let instant {
+                    tracer.startSpan("HTTP", context: parent, ofKind: .internal, at: timestamp(of: instant))
+                } else {
+                    tracer.startSpan("HTTP", context: parent, ofKind: .internal)
+                }
+            return CallSpans(call: span)
         }
 
         // MARK: Monitor (off the request path)
@@ -154,6 +172,30 @@
                     span.recordError(error, attributes: [:], at: time)
                     span.setStatus(SpanStatus(code: .error))
                 }
+            case .reconnecting(let number, let delay, let reason):
+                let span = state.withLock { state in
+                    let spans =
+                        state.calls[event.callID]
+                        ?? startCall(event.callID, parent: .topLevel, state: &state, at: event.instant - event.elapsed)
+                    state.calls[event.callID] = spans
+                    return spans.call
+                }
+                let attributes = SpanAttributes([
+                    "courier.reconnect.number": .int64(Int64(number)),
+                    "courier.reconnect.delay_ms": .int64(delayInMilliseconds(delay)),
+                    "courier.reconnect.reason": .string(reason),
+                ])
+                span.addEvent(SpanEvent(name: "reconnect", at: time, attributes: attributes))
+            case .streamEnded(let connections, let events, let error):
+                endCall(event, at: time, name: "\(event.requestName) stream") { span in
+                    span.attributes["courier.stream.connections"] = connections
+                    span.attributes["courier.stream.events"] = events
+                    if let error {
+                        span.attributes["error.type"] = Self.errorType(error)
+                        span.recordError(error, attributes: [:], at: time)
+                        span.setStatus(SpanStatus(code: .error))
+                    }
+                }
             }
         }
 
@@ -176,6 +218,7 @@
         private func endCall(
             _ event: CourierEvent,
             at time: DefaultTracerClock.Timestamp,
+            name: String? = nil,
             _ finish: (any Span) -> Void
         ) {
             let spans = state.withLock { state -> CallSpans? in
@@ -190,7 +233,7 @@
                 ?? tracer.startSpan(
                     "HTTP", context: InstrumentationContext.topLevel, ofKind: .internal,
                     at: timestamp(of: event.instant - event.elapsed))
-            call.operationName = event.requestName
+            call.operationName = name ?? event.requestName
             call.updateAttributes { attributes in
                 attributes["http.request.method"] = event.method.rawValue
                 attributes["courier.request"] = event.requestName

@@ -18,14 +18,7 @@ struct TracingIntegrationTests {
 
     @Test("the embedded server receives the attempt span's traceparent, and the spans are finished")
     func traceparentArrives() async throws {
-        let server = try await TestServer.start()
-        do {
-            try await check(server)
-            try await server.shutdown()
-        } catch {
-            try? await server.shutdown()
-            throw error
-        }
+        try await withTestServer { try await check($0) }
     }
 
     private func check(_ server: TestServer) async throws {

@@ -49,6 +49,9 @@ public struct AdapterContext: Sendable {
     /// The call this attempt belongs to, as in its ``CourierEvent/callID``; `nil` when the client has no
     /// monitors. Adapters that work with a monitor (such as a tracing adapter) match events to attempts by it.
     public var callID: CourierEvent.CallID?
+    /// The event stream this attempt's call is a connection of, as in its ``CourierEvent/stream``; `nil` for other
+    /// calls or when the client has no monitors.
+    public var stream: CourierEvent.CallID?
 
     /// Creates an adapter context (for tests of a single adapter).
     public init(
@@ -60,7 +63,8 @@ public struct AdapterContext: Sendable {
         queryEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
         formEncoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
         logger: Logger = Client.Configuration.disabledLogger,
-        callID: CourierEvent.CallID? = nil
+        callID: CourierEvent.CallID? = nil,
+        stream: CourierEvent.CallID? = nil
     ) {
         self.attempt = attempt
         self.server = server
@@ -71,6 +75,7 @@ public struct AdapterContext: Sendable {
         self.formEncoder = formEncoder
         self.logger = logger
         self.callID = callID
+        self.stream = stream
     }
 }
 

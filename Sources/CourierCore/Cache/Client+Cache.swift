@@ -33,8 +33,9 @@ extension Client {
 }
 
 /// `base`, with a parser that also returns the response's cache status.
-private struct CacheStatusReporting<Base: Request>: Request {
+private struct CacheStatusReporting<Base: Request>: WrappingRequest {
     typealias Response = CachedResponse<Base.Response>
+    typealias Wrapped = Base
 
     let base: Base
 

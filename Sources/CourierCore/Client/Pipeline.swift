@@ -358,7 +358,8 @@ struct Pipeline<R: Request>: Sendable {
             queryEncoder: configuration.queryEncoder,
             formEncoder: configuration.formEncoder,
             logger: configuration.logger,
-            callID: events?.callID
+            callID: events?.callID,
+            stream: events?.stream
         )
         for adapter in request.adapters + configuration.adapters {
             try Task.checkCancellation()

@@ -5,8 +5,9 @@ import HTTPTypes
 ///
 /// It forwards every requirement of ``Request`` to `base` (`PageRequestForwardingTests` fails when ``Request`` gains
 /// one that is not forwarded here).
-struct PageRequest<Base: Request>: Request {
+struct PageRequest<Base: Request>: WrappingRequest {
     typealias Response = PageOutput<Base.Response>
+    typealias Wrapped = Base
 
     let base: Base
     /// The linked URL to send `base` to instead of its own path and query.

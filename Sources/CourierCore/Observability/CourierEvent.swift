@@ -50,6 +50,13 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
         /// The call threw `error` (a ``CourierError``, or `CancellationError`); `status` is that of the last
         /// response, if one arrived.
         case failed(error: any Error, status: HTTPResponse.Status?, duration: Duration)
+        /// An event stream (``EventSource``) lost its connection and reconnects after `delay`: the `number`th
+        /// reconnect in a row without an event, for `reason` ("the stream broke", "the server ended the stream",
+        /// "connecting failed"). The event's ``CourierEvent/callID`` is the stream's (see ``CourierEvent/stream``).
+        case reconnecting(number: Int, delay: Duration, reason: String)
+        /// An event stream ended after `events` events over `connections` connections: normally (`error` is `nil`:
+        /// the server answered 204, or the consumer stopped iterating) or with `error`. The stream's last event.
+        case streamEnded(connections: Int, events: Int, error: (any Error)?)
     }
 
     /// What the HTTP cache did.
@@ -72,6 +79,13 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
 
     /// The call the event belongs to.
     public var callID: CallID
+    /// The event stream this call is a connection of (``Client/events(_:lastEventID:limits:reconnect:)``), or `nil`.
+    ///
+    /// Every connection of one stream is its own call with its own ID; they share this one, which is also the
+    /// ``callID`` of the stream's own events (``Kind/reconnecting(number:delay:reason:)`` and
+    /// ``Kind/streamEnded(connections:events:error:)``), so a monitor can put them together (``TracingMonitor``
+    /// makes it one span with the connections' spans under it).
+    public var stream: CallID?
     /// The Swift type of the request, such as `GetUser` (a bounded set: never a URL or an ID).
     public var requestName: String
     /// The request's declared method (a redirect may change the method on the wire; see ``Kind/adapted(_:)``).
@@ -96,9 +110,11 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
         attempt: Int,
         instant: ContinuousClock.Instant = .now,
         elapsed: Duration = .zero,
+        stream: CallID? = nil,
         kind: Kind
     ) {
         self.callID = callID
+        self.stream = stream
         self.requestName = requestName
         self.method = method
         self.environment = environment
@@ -131,6 +147,10 @@ extension CourierEvent.Kind: CustomStringConvertible {
                 + (bytes.map { ", \(RequestLogLine.format(bytes: $0))" } ?? "") + ")"
         case .failed(let error, let status, let duration):
             "failed\(status.map { " \($0.code)" } ?? "") (\(RequestLogLine.format(duration))): \(error)"
+        case .reconnecting(let number, let delay, let reason):
+            "reconnecting #\(number) after \(RequestLogLine.format(delay)): \(reason)"
+        case .streamEnded(let connections, let events, let error):
+            "streamEnded (\(events) events, \(connections) connections)\(error.map { ": \($0)" } ?? "")"
         }
     }
 }

@@ -62,10 +62,10 @@ final class EventDispatcher: Sendable {
 }
 
 extension CourierEvent.Kind {
-    /// Whether this is a call's last event.
+    /// Whether this is a call's (or a stream's) last event.
     var endsCall: Bool {
         switch self {
-        case .finished, .failed: true
+        case .finished, .failed, .streamEnded: true
         default: false
         }
     }
@@ -75,8 +75,19 @@ extension CourierEvent.Kind {
 struct CallEvents: Sendable {
     private static let nextID = LockedBox<UInt64>(0)
 
+    /// A new call ID, unique in the process (calls and event streams share the numbering).
+    static func newCallID() -> CourierEvent.CallID {
+        CourierEvent.CallID(
+            rawValue: nextID.withLock {
+                $0 += 1
+                return $0
+            })
+    }
+
     let dispatcher: EventDispatcher
     let callID: CourierEvent.CallID
+    /// The event stream this call is a connection of.
+    let stream: CourierEvent.CallID?
     let requestName: String
     let method: HTTPRequest.Method
     let environment: Server.Environment
@@ -87,12 +98,9 @@ struct CallEvents: Sendable {
     init?<R: Request>(request: R, client: Client) {
         guard let dispatcher = client.configuration.dispatcher else { return nil }
         self.dispatcher = dispatcher
-        self.callID = CourierEvent.CallID(
-            rawValue: Self.nextID.withLock {
-                $0 += 1
-                return $0
-            })
-        self.requestName = String(describing: R.self)
+        self.callID = Self.newCallID()
+        self.stream = (request as? any StreamConnection)?.stream
+        self.requestName = CourierCore.requestName(of: request)
         self.method = request.method
         self.environment = request.server?.environment ?? request.environment ?? client.environment
         self.start = .now
@@ -110,6 +118,7 @@ struct CallEvents: Sendable {
                 attempt: attempt,
                 instant: now,
                 elapsed: now - start,
+                stream: stream,
                 kind: kind
             )
         )

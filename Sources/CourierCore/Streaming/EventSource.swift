@@ -118,14 +118,63 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private var deliveredIDs: [String] = []
         /// Whether the current connection may still replay delivered events.
         private var skippingReplays = false
+        /// The stream's identity and counts for the client's monitors (`nil` without monitors).
+        private let record: StreamRecord?
+        /// Events handed out so far.
+        private var delivered = 0
+        /// When the first event was asked for; `nil` before, and once the end is reported.
+        private var startedAt: ContinuousClock.Instant?
+        private var hasStarted = false
 
         init(source: EventSource) {
             self.source = source
             self.parser = EventStreamParser(limits: source.limits, lastEventID: source.lastEventID)
+            self.record = StreamRecord(request: source.request, client: source.client)
         }
 
         /// The next event; `nil` when the server ended the stream with `204`.
         public mutating func next() async throws -> ServerSentEvent? {
+            do {
+                let event = try await nextEvent()
+                if event != nil {
+                    delivered += 1
+                    record?.delivered()
+                } else {
+                    ended(error: nil)
+                }
+                return event
+            } catch {
+                ended(error: error)
+                throw error
+            }
+        }
+
+        /// Reports the stream's end to the monitors and in one log line (at the client's `callLogLevel`, or
+        /// `failureLogLevel` when it failed), once.
+        private mutating func ended(error: (any Error)?) {
+            guard let startedAt else { return }
+            self.startedAt = nil
+            record?.end(error: error)
+            let configuration = source.client.configuration
+            let duration = ContinuousClock.now - startedAt
+            let milliseconds =
+                duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+            let line =
+                "event stream \(requestName(of: source.request)) ended: \(delivered) events, \(connections) connections, "
+                + "\(RequestLogLine.format(duration))" + (error.map { " failed: \($0)" } ?? "")
+            configuration.logger.log(
+                level: error == nil ? configuration.callLogLevel : configuration.failureLogLevel, "\(line.oneLine)",
+                metadata: [
+                    "courier.events": "\(delivered)", "courier.connections": "\(connections)",
+                    "courier.duration_ms": "\(milliseconds)",
+                ])
+        }
+
+        private mutating func nextEvent() async throws -> ServerSentEvent? {
+            if !hasStarted {
+                hasStarted = true
+                startedAt = .now
+            }
             while !isFinished {
                 if pendingIndex < pending.count {
                     let event = pending[pendingIndex]
@@ -168,10 +217,11 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
 
         /// Opens a connection; `false` when the server said there is nothing more (`204`).
         private mutating func connect() async throws -> Bool {
-            let request = ResumingRequest(base: source.request, lastEventID: parser.lastEventID)
+            let request = ResumingRequest(base: source.request, lastEventID: parser.lastEventID, stream: record?.id)
             let live: LiveResponse
             do {
                 connections += 1
+                record?.connected()
                 live = try await source.client.send(request)
             } catch let error as CourierError where Self.isReconnectable(error) {
                 try await drop(reason: "connecting failed", error: error)
@@ -219,6 +269,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
             failedReconnects += 1
             let delay = source.policy.delay(server: parser.reconnectionTime)
+            record?.emit(.reconnecting(number: failedReconnects, delay: delay, reason: reason))
             source.client.configuration.logger.info(
                 "event stream reconnecting",
                 metadata: [
@@ -241,12 +292,77 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
     }
 }
 
+/// An event stream's identity for monitors: its ID (the ``CourierEvent/stream`` of its connections), and its
+/// ``CourierEvent/Kind/reconnecting(number:delay:reason:)`` and ``CourierEvent/Kind/streamEnded(connections:events:error:)``
+/// events. The end is reported once: when the sequence ends or fails, or when the consumer drops the iterator.
+final class StreamRecord: Sendable {
+    private struct State {
+        var events = 0
+        var connections = 0
+        var isEnded = false
+    }
+
+    let id: CourierEvent.CallID
+    private let dispatcher: EventDispatcher
+    private let requestName: String
+    private let method: HTTPRequest.Method
+    private let environment: Server.Environment
+    private let start = ContinuousClock.now
+    private let state = LockedBox(State())
+
+    /// `nil` when the client has no monitors.
+    init?<R: Request>(request: R, client: Client) {
+        guard let dispatcher = client.configuration.dispatcher else { return nil }
+        self.dispatcher = dispatcher
+        self.id = CallEvents.newCallID()
+        self.requestName = CourierCore.requestName(of: request)
+        self.method = request.method
+        self.environment = request.server?.environment ?? request.environment ?? client.environment
+    }
+
+    func delivered() {
+        state.withLock { $0.events += 1 }
+    }
+
+    func emit(_ kind: CourierEvent.Kind) {
+        let now = ContinuousClock.now
+        dispatcher.dispatch(
+            CourierEvent(
+                callID: id, requestName: requestName, method: method, environment: environment, attempt: 0,
+                instant: now, elapsed: now - start, stream: id, kind: kind))
+    }
+
+    /// Reports the end, once.
+    func end(error: (any Error)?) {
+        let counts: (events: Int, connections: Int)? = state.withLock { state in
+            guard !state.isEnded else { return nil }
+            state.isEnded = true
+            return (state.events, state.connections)
+        }
+        guard let counts else { return }
+        emit(.streamEnded(connections: counts.connections, events: counts.events, error: error))
+    }
+
+    func connected() {
+        state.withLock { $0.connections += 1 }
+    }
+
+    deinit {
+        let ended: (events: Int, connections: Int)? = state.withLock { state in
+            state.isEnded ? nil : (state.events, state.connections)
+        }
+        if let ended { emit(.streamEnded(connections: ended.connections, events: ended.events, error: nil)) }
+    }
+}
+
 /// `base` with `Last-Event-ID` (when resuming), `Accept: text/event-stream` and `Cache-Control: no-cache`, and
 /// never served from a cache.
-struct ResumingRequest<Base: Request>: Request where Base.Response == LiveResponse {
+struct ResumingRequest<Base: Request>: WrappingRequest, StreamConnection where Base.Response == LiveResponse {
     typealias Response = LiveResponse
+    typealias Wrapped = Base
     let base: Base
     let lastEventID: String?
+    let stream: CourierEvent.CallID?
 
     var method: HTTPRequest.Method { base.method }
     var path: String { base.path }

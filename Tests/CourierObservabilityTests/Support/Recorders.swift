@@ -41,6 +41,13 @@ final class RecordingMonitor: EventMonitor {
         continuation.yield(event)
     }
 
+    /// Waits until an event stream has reported its end. One waiter at a time.
+    func waitForStreamEnd() async {
+        for await event in stream {
+            if case .streamEnded = event.kind { return }
+        }
+    }
+
     /// Waits until `count` calls have finished or failed. One waiter at a time.
     func waitForCalls(_ count: Int) async {
         var ended = 0

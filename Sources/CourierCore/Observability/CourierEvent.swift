@@ -83,7 +83,7 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
     ///
     /// Every connection of one stream is its own call with its own ID; they share this one, which is also the
     /// ``callID`` of the stream's own events (``Kind/reconnecting(number:delay:reason:)`` and
-    /// ``Kind/streamEnded(connections:events:error:)``), so a monitor can put them together (``TracingMonitor``
+    /// ``Kind/streamEnded(connections:events:error:)``), so a monitor can put them together (`TracingMonitor`
     /// makes it one span with the connections' spans under it).
     public var stream: CallID?
     /// The Swift type of the request, such as `GetUser` (a bounded set: never a URL or an ID).

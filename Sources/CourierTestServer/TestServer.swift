@@ -12,8 +12,8 @@
     /// NIO's shared event loops, and answers httpbin 0.10's routes (`/get`, `/post`, `/anything`, `/status/{code}`,
     /// `/redirect/{n}`, `/stream-bytes/{n}`, `/gzip`, …) with the same JSON shapes, plus `/upload`, which counts a
     /// streamed body of any size, `/trailers/{n}`, which ends a chunked body with trailer fields, the live streams
-    /// `/sse` (Server-Sent Events that resume after `Last-Event-ID`, drop, pad, hold for `/sse-release/{name}`) and
-    /// `/ndjson`, and the fault routes
+    /// `/sse` (Server-Sent Events that resume after `Last-Event-ID`, drop, pad, hold for `/sse-release/{name}`),
+    /// `/ndjson` and `/completion` (an LLM-style token stream), and the fault routes
     /// under `/fault/` (truncated bodies, resets, HTTP/2 stream resets, stalls, conflicting framing, gzip bombs, header
     /// floods, redirect loops), so that any client, curl included, can provoke them.
     ///

@@ -113,7 +113,7 @@ struct Upload: Request {
 
 enum Scenarios {
     static let all: [Scenario] = [
-        basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, cache, transfers, jobs,
+        basics, apiError, tokenRefresh, retry, emptyBody, environments, mock, cache, transfers, jobs, streaming,
     ]
 
     static let basics = Scenario(

@@ -40,7 +40,7 @@
                     { context in try await ContentRoutes.handle(name, context) }
                 case "cache", "etag", "basic-auth", "hidden-basic-auth", "bearer", "cookies":
                     { context in try await AuthAndCacheRoutes.handle(name, context) }
-                case "sse", "ndjson", "sse-release":
+                case "sse", "ndjson", "sse-release", "completion":
                     { context in try await EventRoutes.handle(name, context) }
                 default: nil
                 }

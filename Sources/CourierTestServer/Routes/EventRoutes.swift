@@ -2,13 +2,14 @@
     import Foundation
     import NIOCore
 
-    /// Live-stream routes: Server-Sent Events (`/sse`), JSON Lines (`/ndjson`) and the gates that hold them
-    /// (`/sse-release/{name}`).
+    /// Live-stream routes: Server-Sent Events (`/sse`), JSON Lines (`/ndjson`), an LLM-style completion
+    /// (`/completion`) and the gates that hold them (`/sse-release/{name}`).
     enum EventRoutes {
         static func handle(_ name: Substring, _ context: RouteContext) async throws -> Disposition {
             switch name {
             case "sse": try await serverSentEvents(context)
             case "ndjson": try await jsonLines(context)
+            case "completion": try await completion(context)
             default: try await release(context)
             }
         }
@@ -128,6 +129,38 @@
                 try await write("{\"n\":\(number)}\n", context)
                 if number == 0, let hold = context.query("hold") { await Gates.shared.wait(hold) }
             }
+            return try await context.finishChunked()
+        }
+
+        /// `POST /completion?interval_ms=30&tokens=`: a chat-completion stream as LLM APIs send it: one
+        /// `data: {"id":…,"choices":[{"index":0,"delta":{"content":"…"}}]}` event per token of a fixed answer (the
+        /// request body's `prompt` string, if any, is echoed in its first sentence), `interval_ms` apart, then a
+        /// `finish_reason` of `stop` and `data: [DONE]`. `tokens` cuts the answer to that many tokens.
+        private static func completion(_ context: RouteContext) async throws -> Disposition {
+            let interval = Duration.milliseconds(
+                min(max(context.query("interval_ms").flatMap { Int($0) } ?? 30, 0), 10_000))
+            struct Prompt: Decodable { let prompt: String? }
+            let prompt = (try? JSONDecoder().decode(Prompt.self, from: Data(context.request.body)))?.prompt
+            let answer =
+                "You asked: \"\(prompt ?? "nothing")\". Courier hands each token to your loop as soon as the server "
+                + "flushes it, with the decisions run on the head first and the connection closed when you stop."
+            var tokens = answer.split(separator: " ", omittingEmptySubsequences: false).enumerated().map {
+                $0.offset == 0 ? String($0.element) : " " + $0.element
+            }
+            if let limit = context.query("tokens").flatMap({ Int($0) }) { tokens = Array(tokens.prefix(max(limit, 0))) }
+            try await context.writeChunkedHead(headers: [
+                ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+            ])
+            for (index, token) in tokens.enumerated() {
+                if index > 0, interval > .zero { try await Task.sleep(for: interval) }
+                let content = String(decoding: try JSONEncoder().encode(token), as: UTF8.self)
+                try await write(
+                    "data: {\"id\":\"cmpl-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\(content)}}]}\n\n",
+                    context)
+            }
+            try await write(
+                "data: {\"id\":\"cmpl-1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                    + "data: [DONE]\n\n", context)
             return try await context.finishChunked()
         }
 

@@ -86,7 +86,8 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
     /// ``Kind/streamEnded(connections:events:error:)``), so a monitor can put them together (`TracingMonitor`
     /// makes it one span with the connections' spans under it).
     public var stream: CallID?
-    /// The Swift type of the request, such as `GetUser` (a bounded set: never a URL or an ID).
+    /// The request's ``Request/requestName``: its Swift type by default, such as `GetUser` (a bounded set: never a
+    /// URL or an ID).
     public var requestName: String
     /// The request's declared method (a redirect may change the method on the wire; see ``Kind/adapted(_:)``).
     public var method: HTTPRequest.Method

@@ -100,7 +100,7 @@ struct CallEvents: Sendable {
         self.dispatcher = dispatcher
         self.callID = Self.newCallID()
         self.stream = (request as? any StreamConnection)?.stream
-        self.requestName = CourierCore.requestName(of: request)
+        self.requestName = request.requestName
         self.method = request.method
         self.environment = request.server?.environment ?? request.environment ?? client.environment
         self.start = .now

@@ -74,6 +74,13 @@ public protocol Request: Sendable {
     /// Turns the final response into ``Response``. Defaults exist for `Decodable` (JSON), `Data`, `String` and
     /// `Void`.
     var parser: any ResponseParser<Response> { get }
+
+    /// The name monitors report for this request: ``CourierEvent/requestName``, which names a tracing span and,
+    /// when enabled, a metrics dimension. Default: the Swift type's name, such as `GetUser`.
+    ///
+    /// Keep the set of names small and fixed (one per kind of request, like an OpenAPI operation ID): never a URL,
+    /// an ID or anything else that varies per call.
+    var requestName: String { get }
 }
 
 extension Request {
@@ -101,6 +108,8 @@ extension Request {
     public var cachePolicy: CachePolicy { .useProtocolRules }
     /// ``standardAdapters``.
     public var adapters: [any RequestAdapter] { standardAdapters }
+    /// The Swift type's name.
+    public var requestName: String { String(describing: Self.self) }
     /// Validate the status: a non-2xx response fails with ``CourierError/Code/unacceptableStatus``.
     public var decisions: [any Decision] { [ValidateStatusDecision()] }
 

@@ -33,9 +33,8 @@ extension Client {
 }
 
 /// `base`, with a parser that also returns the response's cache status.
-private struct CacheStatusReporting<Base: Request>: WrappingRequest {
+private struct CacheStatusReporting<Base: Request>: Request {
     typealias Response = CachedResponse<Base.Response>
-    typealias Wrapped = Base
 
     let base: Base
 
@@ -53,6 +52,7 @@ private struct CacheStatusReporting<Base: Request>: WrappingRequest {
     var cachePolicy: CachePolicy { base.cachePolicy }
     var adapters: [any RequestAdapter] { base.adapters }
     var decisions: [any Decision] { base.decisions }
+    var requestName: String { base.requestName }
     var parser: any ResponseParser<Response> { Parser(base: base.parser) }
 
     struct Parser: ResponseParser {

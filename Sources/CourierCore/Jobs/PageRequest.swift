@@ -5,9 +5,8 @@ import HTTPTypes
 ///
 /// It forwards every requirement of ``Request`` to `base` (`PageRequestForwardingTests` fails when ``Request`` gains
 /// one that is not forwarded here).
-struct PageRequest<Base: Request>: WrappingRequest {
+struct PageRequest<Base: Request>: Request {
     typealias Response = PageOutput<Base.Response>
-    typealias Wrapped = Base
 
     let base: Base
     /// The linked URL to send `base` to instead of its own path and query.
@@ -33,6 +32,7 @@ struct PageRequest<Base: Request>: WrappingRequest {
         return base.adapters + [LinkedURLAdapter(url: url)]
     }
     var decisions: [any Decision] { base.decisions }
+    var requestName: String { base.requestName }
     var parser: any ResponseParser<PageOutput<Base.Response>> { HeadParser(base: base.parser) }
 
     /// `scheme://host:port` of `url`.

@@ -160,7 +160,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             let milliseconds =
                 duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
             let line =
-                "event stream \(requestName(of: source.request)) ended: \(delivered) events, \(connections) connections, "
+                "event stream \(source.request.requestName) ended: \(delivered) events, \(connections) connections, "
                 + "\(RequestLogLine.format(duration))" + (error.map { " failed: \($0)" } ?? "")
             configuration.logger.log(
                 level: error == nil ? configuration.callLogLevel : configuration.failureLogLevel, "\(line.oneLine)",
@@ -315,7 +315,7 @@ final class StreamRecord: Sendable {
         guard let dispatcher = client.configuration.dispatcher else { return nil }
         self.dispatcher = dispatcher
         self.id = CallEvents.newCallID()
-        self.requestName = CourierCore.requestName(of: request)
+        self.requestName = request.requestName
         self.method = request.method
         self.environment = request.server?.environment ?? request.environment ?? client.environment
     }
@@ -357,9 +357,8 @@ final class StreamRecord: Sendable {
 
 /// `base` with `Last-Event-ID` (when resuming), `Accept: text/event-stream` and `Cache-Control: no-cache`, and
 /// never served from a cache.
-struct ResumingRequest<Base: Request>: WrappingRequest, StreamConnection where Base.Response == LiveResponse {
+struct ResumingRequest<Base: Request>: Request, StreamConnection where Base.Response == LiveResponse {
     typealias Response = LiveResponse
-    typealias Wrapped = Base
     let base: Base
     let lastEventID: String?
     let stream: CourierEvent.CallID?
@@ -379,6 +378,7 @@ struct ResumingRequest<Base: Request>: WrappingRequest, StreamConnection where B
     /// The base's adapters (its headers among them), then the stream's own fields.
     var adapters: [any RequestAdapter] { base.adapters + [EventStreamAdapter(lastEventID: lastEventID)] }
     var decisions: [any Decision] { base.decisions }
+    var requestName: String { base.requestName }
     var parser: any ResponseParser<LiveResponse> { base.parser }
 }
 

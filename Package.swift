@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "CourierURLSession", targets: ["CourierURLSession"]),
         .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
         .library(name: "CourierObservability", targets: ["CourierObservability"]),
+        .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
         .executable(name: "courier-demo", targets: ["courier-demo"]),
     ],
     traits: [
@@ -50,7 +51,14 @@ let package = Package(
             name: "Observability",
             description: "CourierObservability: swift-metrics and swift-distributed-tracing monitors."
         ),
-        .default(enabledTraits: ["AsyncHTTPClient", "TestServer", "Observability"]),
+        .trait(
+            name: "OpenAPI",
+            description: """
+                CourierOpenAPI: a swift-openapi-runtime `ClientTransport` that runs generated clients on Courier \
+                (swift-openapi-runtime, which needs only swift-http-types).
+                """
+        ),
+        .default(enabledTraits: ["AsyncHTTPClient", "TestServer", "Observability", "OpenAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -67,6 +75,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        // Test-only: the generator's build plugin turns Tests/CourierOpenAPITests/openapi.yaml into a client.
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         // Test-only (consumers never resolve it): the real OpenTelemetry SDK for CourierOTelTests, OTLP/HTTP only.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         // Test-only: Examples/HummingbirdGateway's sources, compiled and run here with Courier and Hummingbird in one
@@ -140,6 +151,16 @@ let package = Package(
                 .product(
                     name: "Instrumentation", package: "swift-distributed-tracing",
                     condition: traitGated(["Observability"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CourierOpenAPI",
+            dependencies: [
+                "CourierCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: traitGated(["OpenAPI"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -225,6 +246,27 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierOpenAPITests",
+            dependencies: [
+                "Courier",
+                "CourierAsyncHTTPClient",
+                "CourierURLSession",
+                "CourierCore",
+                "CourierObservability",
+                "CourierOpenAPI",
+                "CourierTestServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .testTarget(
             name: "CourierOTelTests",

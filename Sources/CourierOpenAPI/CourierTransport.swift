@@ -1,0 +1,125 @@
+#if OpenAPI
+    public import CourierCore
+    public import Foundation
+    public import HTTPTypes
+    import Logging
+    public import OpenAPIRuntime
+
+    /// A swift-openapi-runtime `ClientTransport` that sends every generated operation through a Courier ``Client``.
+    ///
+    /// Each operation is one Courier call: the client's server for its environment, its adapters (authentication,
+    /// user agent, trace context), its decisions (redirects, token refresh, retries), its cache, monitors and log
+    /// line. The operation ID is the call's ``Request/requestName``, so it names the call's events, its tracing span
+    /// and (with `MetricsMonitor(includesRequestName: true)`) its metrics, and the call's log line carries it as
+    /// `openapi.operation_id` metadata.
+    ///
+    /// ```swift
+    /// let courier = Courier.Client(baseURL: URL(string: "https://api.example.com/v1")!)
+    /// let api = Client(serverURL: try Servers.Server1.url(), transport: CourierTransport(client: courier))
+    /// let greeting = try await api.getGreeting(query: .init(name: "Ada")).ok.body.json
+    /// ```
+    ///
+    /// (In a module with generated code, `Client` is the generated client; Courier's is `Courier.Client`.)
+    ///
+    /// - **Statuses.** No status is turned into an error unless you add ``Configuration/decisions`` that do (such
+    ///   as `ValidateStatusDecision()`): generated code expects undocumented statuses to reach it, as
+    ///   `.undocumented(statusCode:_:)`. The client's own decisions still run first: a `503` is retried and a `401`
+    ///   refreshed before the generated code sees the last response.
+    /// - **Bodies.** A request body streams to the server as the generated code produced it (its length, when
+    ///   known, becomes `Content-Length`); a body that can be iterated only once is never re-sent, so a retry or a
+    ///   307 redirect of it fails with ``CourierError/Code/bodyNotReplayable``. A response body streams with
+    ///   backpressure as the generated code reads it, unless the operation is in
+    ///   ``Configuration/bufferedOperationIDs``.
+    /// - **Errors.** A Courier failure is thrown as the redacted ``CourierError``, which the runtime wraps in a
+    ///   `ClientError` whose `underlyingError` it is. An error while reading a streamed response body is thrown by
+    ///   the body's iterator, also as a ``CourierError``.
+    /// - **Cancellation.** Cancelling the task that calls the operation cancels the call; cancelling the task that
+    ///   reads a streamed body fails the next read and closes the connection.
+    /// - **Middlewares.** A `ClientMiddleware` of the generated client runs once per operation, outside this
+    ///   transport: it sees the request before any Courier adapter and the final response after every Courier
+    ///   decision (after retries, refreshes and redirects).
+    public struct CourierTransport: ClientTransport {
+        /// The Courier client every operation is sent through.
+        public let client: Client
+        /// How operations map onto Courier calls.
+        public let configuration: Configuration
+
+        /// Creates a transport over `client`.
+        ///
+        /// - Parameters:
+        ///   - client: The Courier client: its server, transport, adapters, decisions, cache and monitors.
+        ///   - configuration: How operations map onto Courier calls. The default sends to the client's server,
+        ///     judges no status and streams every response body.
+        public init(client: Client, configuration: Configuration = Configuration()) {
+            self.client = client
+            self.configuration = configuration
+        }
+
+        /// Sends one generated operation through the Courier client and returns its final response.
+        ///
+        /// Called by the generated client after its middlewares; runs the whole Courier pipeline, restarts
+        /// included, and returns once the decisions accepted a response head.
+        ///
+        /// - Parameters:
+        ///   - request: The generated request: method, path with its query, header fields.
+        ///   - body: The generated request body, if any.
+        ///   - baseURL: The generated client's server URL; used only with
+        ///     ``Configuration/usesGeneratedServerURL``.
+        ///   - operationID: The operation's ID in the OpenAPI document.
+        /// - Returns: The response head and its body (none for `HEAD`).
+        /// - Throws: ``CourierError`` when the call fails; `CancellationError` when the task is cancelled.
+        public func send(
+            _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
+        ) async throws -> (HTTPResponse, HTTPBody?) {
+            let operation = try Operation(
+                generated: request,
+                body: body,
+                operationID: operationID,
+                server: configuration.usesGeneratedServerURL ? server(for: baseURL) : nil,
+                decisions: configuration.decisions,
+                timeout: configuration.timeout
+            )
+            let client = clientLogging(operationID)
+            if configuration.bufferedOperationIDs.contains(operationID) {
+                let buffered = try await client.send(operation.parsed(by: BufferedResponseParser()))
+                return (buffered.head, request.method == .head ? nil : HTTPBody(buffered.body))
+            }
+            let live = try await client.send(operation.parsed(by: LiveResponseParser()))
+            return (live.head, try await Self.body(of: live, method: request.method))
+        }
+
+        /// The response body the generated code reads: `live`'s chunks as they arrive.
+        static func body(of live: LiveResponse, method: HTTPRequest.Method) async throws -> HTTPBody? {
+            if method == .head || live.length == .known(0) {
+                // Read the empty body to its end, so the call ends now and the connection goes back to the pool.
+                for try await _ in live {}
+                return method == .head ? nil : HTTPBody()
+            }
+            let length: HTTPBody.Length = live.length.knownCount.map { .known($0) } ?? .unknown
+            return HTTPBody(live, length: length, iterationBehavior: .single)
+        }
+
+        /// The client's server whose base URL is `baseURL`, or a server for `baseURL` in the client's environment.
+        func server(for baseURL: URL) -> Server {
+            let wanted = Self.normalized(baseURL)
+            if let known = client.servers.values.first(where: { Self.normalized($0.baseURL) == wanted }) {
+                return known
+            }
+            return Server(baseURL: baseURL, environment: client.environment)
+        }
+
+        private static func normalized(_ url: URL) -> String {
+            var text = url.absoluteString
+            while text.hasSuffix("/") { text.removeLast() }
+            return text.lowercased()
+        }
+
+        /// The client, with the operation ID in its logger's metadata when the call's log line will be written.
+        private func clientLogging(_ operationID: String) -> Client {
+            let configuration = client.configuration
+            let level = min(configuration.callLogLevel, configuration.failureLogLevel)
+            guard configuration.logger.logLevel <= level else { return client }
+            return client.configured { $0.logger[metadataKey: "openapi.operation_id"] = "\(operationID)" }
+        }
+    }
+#endif

@@ -1,0 +1,113 @@
+#if OpenAPI
+    import CourierCore
+    import Foundation
+    import HTTPTypes
+    import OpenAPIRuntime
+
+    /// One generated operation as a Courier call: what every attempt starts from.
+    struct Operation: Sendable {
+        let operationID: String
+        let method: HTTPRequest.Method
+        /// The path part of the generated path, percent-encoded as generated.
+        let path: String
+        let adapter: GeneratedRequestAdapter
+        let server: Server?
+        let decisions: [any Decision]
+        let timeout: Duration?
+
+        /// - Throws: ``CourierError/Code/invalidURL`` when the generated request has no path.
+        init(
+            generated: HTTPRequest,
+            body: HTTPBody?,
+            operationID: String,
+            server: Server?,
+            decisions: [any Decision],
+            timeout: Duration?
+        ) throws {
+            guard let target = generated.path else {
+                throw CourierError(
+                    code: .invalidURL, stage: .resolve,
+                    message: "the generated request of \(operationID) has no path")
+            }
+            let withoutFragment = target.prefix { $0 != "#" }
+            let queryStart = withoutFragment.firstIndex(of: "?")
+            self.operationID = operationID
+            self.method = generated.method
+            self.path = String(withoutFragment[..<(queryStart ?? withoutFragment.endIndex)])
+            self.adapter = GeneratedRequestAdapter(
+                method: generated.method,
+                query: queryStart.map { withoutFragment[withoutFragment.index(after: $0)...] }.map(String.init),
+                headerFields: generated.headerFields,
+                body: body.map(MessageBody.init(streaming:))
+            )
+            self.server = server
+            self.decisions = decisions
+            self.timeout = timeout
+        }
+
+        /// The Courier request for this operation, its response parsed by `parser`.
+        func parsed<Parser: ResponseParser>(by parser: Parser) -> OperationRequest<Parser.Output> {
+            OperationRequest(operation: self, parser: parser)
+        }
+    }
+
+    /// A generated operation as a Courier ``Request``: named after the operation ID, shaped by the generated request.
+    struct OperationRequest<Response: Sendable>: Request {
+        let operation: Operation
+        let parser: any ResponseParser<Response>
+
+        var method: HTTPRequest.Method { operation.method }
+        var path: String { operation.path }
+        var server: Server? { operation.server }
+        var timeout: Duration? { operation.timeout }
+        var adapters: [any RequestAdapter] { [operation.adapter] }
+        var decisions: [any Decision] { operation.decisions }
+        var requestName: String { operation.operationID }
+    }
+
+    /// Puts the generated method, query, header fields and body on the outgoing request, on every attempt.
+    ///
+    /// The query is kept exactly as the generated code encoded it. The generated fields replace the server's fields of
+    /// the same names; the client's adapters (authentication, user agent) run after this one.
+    struct GeneratedRequestAdapter: RequestAdapter {
+        let method: HTTPRequest.Method
+        let query: String?
+        let headerFields: HTTPFields
+        let body: MessageBody?
+
+        var name: String { "openAPI" }
+
+        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            var request = request
+            request.head.method = method
+            if let query, !query.isEmpty {
+                request.head.path = (request.head.path ?? "/") + "?" + query
+            }
+            if !headerFields.isEmpty {
+                for name in Set(headerFields.map(\.name)) { request.head.headerFields[name] = nil }
+                request.head.headerFields.append(contentsOf: headerFields)
+            }
+            request.body = body
+            return request
+        }
+    }
+
+    /// Returns the buffered response as it is: head and body.
+    struct BufferedResponseParser: ResponseParser {
+        func parse(_ response: ReceivedResponse, context: ParseContext) throws -> ReceivedResponse { response }
+    }
+
+    extension MessageBody {
+        /// A body that streams `body`'s chunks: replayable when `body` can be iterated again.
+        init(streaming body: HTTPBody) {
+            let length: MessageBody.Length =
+                switch body.length {
+                case .known(let count): .known(count)
+                case .unknown: .unknown
+                }
+            self.init(
+                body, length: length,
+                iterationBehavior: body.iterationBehavior == .multiple ? .multiple : .single)
+        }
+    }
+#endif

@@ -1,0 +1,135 @@
+import Courier
+import CourierObservability
+import CourierOpenAPI
+import CourierTestServer
+import Foundation
+import HTTPTypes
+import InMemoryTracing
+import MetricsTestKit
+import OpenAPIRuntime
+import Testing
+
+/// The generated client (Tests/CourierOpenAPITests/openapi.yaml, by swift-openapi-generator's build plugin) on
+/// ``CourierTransport``, against the embedded server, on both Courier transports: bodies, statuses, errors and the
+/// operation ID in what Courier reports.
+@Suite("CourierTransport: a generated client", .timeLimit(.minutes(2)))
+struct CourierTransportTests {
+    @Test(
+        "a JSON GET with a query decodes; the operation ID names its events and its log line",
+        arguments: TransportKind.all)
+    func jsonGet(transport: TransportKind) async throws {
+        try await withTestServer { server in
+            let events = EventCapture()
+            let logs = LogCapture()
+            let courier = makeCourier(transport, server.baseURL, events: events) { $0.logger = logs.logger() }
+            let echo = try await generatedClient(courier).getEcho(query: .init(name: "Ada Lovelace & co")).ok.body.json
+
+            #expect(echo.args?.additionalProperties["name"] == "Ada Lovelace & co")
+            let seen = await events.untilCallsEnded()
+            #expect(!seen.isEmpty && seen.allSatisfy { $0.requestName == "getEcho" })
+            let line = try #require(logs.allText.first { $0.hasPrefix("GET ") })
+            #expect(line.contains("/get?name=Ada%20Lovelace%20%26%20co → 200"), "\(line)")
+            #expect(line.contains("openapi.operation_id") && line.contains("getEcho"), "\(line)")
+        }
+    }
+
+    @Test(
+        "a JSON, form or multipart body reaches the server as the generated code encoded it",
+        arguments: TransportKind.all)
+    func requestBodies(transport: TransportKind) async throws {
+        try await withTestServer { server in
+            let api = try generatedClient(makeCourier(transport, server.baseURL))
+
+            let json = try await api.postAnything(body: .json(.init(name: "Ada"))).ok.body.json
+            #expect(json.json?.name == "Ada")
+            #expect(json.headers.additionalProperties["Content-Type"] == "application/json; charset=utf-8")
+
+            let form = try await api.postAnything(body: .urlEncodedForm(.init(name: "Ada Lovelace"))).ok.body.json
+            #expect(form.form?.additionalProperties["name"] == "Ada Lovelace")
+
+            let multipart = try await api.postAnything(
+                body: .multipartForm([
+                    .name(.init(payload: .init(body: HTTPBody("Ada")))),
+                    .file(.init(payload: .init(body: HTTPBody("file contents")), filename: "notes.txt")),
+                ])
+            ).ok.body.json
+            #expect(multipart.form?.additionalProperties["name"] == "Ada")
+            #expect(multipart.files?.additionalProperties["file"] == "file contents")
+        }
+    }
+
+    @Test(
+        "a status the document does not list reaches the generated code as undocumented", arguments: TransportKind.all)
+    func undocumentedStatus(transport: TransportKind) async throws {
+        try await withTestServer { server in
+            let api = try generatedClient(makeCourier(transport, server.baseURL))
+            for code in [418, 404] {
+                let output = try await api.getStatus(path: .init(code: code))
+                guard case .undocumented(let status, _) = output else {
+                    Issue.record("expected undocumented \(code), got \(output)")
+                    continue
+                }
+                #expect(status == code)
+            }
+        }
+    }
+
+    @Test(
+        "a Courier failure is a ClientError whose underlying error is the CourierError, with no secret in it",
+        arguments: TransportKind.all)
+    func errors(transport: TransportKind) async throws {
+        try await withTestServer { server in
+            let secret = "SECRET-\(UUID().uuidString)"
+            let courier = makeCourier(transport, server.baseURL) { $0.adapters.append(.bearer { secret }) }
+            let api = try generatedClient(courier, configuration: .init(decisions: [ValidateStatusDecision()]))
+
+            let error = try await #require(throws: ClientError.self) { try await api.getStatus(path: .init(code: 404)) }
+            let underlying = try #require(error.underlyingError as? CourierError)
+            #expect(underlying.code == .unacceptableStatus)
+            #expect(underlying.response?.status.code == 404)
+            #expect(error.operationID == "getStatus")
+            // The secret went out (the error's request names the header), and is in no description.
+            #expect(underlying.request?.headerFields[.authorization] != nil)
+            for text in ["\(error)", error.localizedDescription, "\(underlying)", String(reflecting: underlying)] {
+                #expect(!text.contains(secret), "\(text)")
+            }
+        }
+    }
+
+    @Test("a refused connection is a ClientError over the CourierError", arguments: TransportKind.all)
+    func refusedConnection(transport: TransportKind) async throws {
+        let server = try await TestServer.start()
+        let baseURL = server.baseURL
+        try await server.shutdown()
+        let courier = makeCourier(transport, baseURL) { $0.retryPolicy = .disabled }
+        let error = try await #require(throws: ClientError.self) {
+            try await generatedClient(courier).getEcho(query: .init())
+        }
+        let underlying = try #require(error.underlyingError as? CourierError)
+        #expect(underlying.stage == .transport, "\(underlying)")
+    }
+
+    @Test("the operation ID names the tracing span and, when enabled, the metrics' request dimension")
+    func operationIDInTelemetry() async throws {
+        try await withTestServer { server in
+            let tracer = InMemoryTracer()
+            let tracing = TracingMonitor(tracer: tracer)
+            let metrics = TestMetrics()
+            let events = EventCapture(forwardingTo: [
+                tracing, MetricsMonitor(factory: metrics, includesRequestName: true),
+            ])
+            let courier = makeCourier(.asyncHTTPClient, server.baseURL, events: events) { $0.adapters.append(tracing) }
+            _ = try await generatedClient(courier).getEcho(query: .init(name: "x")).ok.body.json
+            _ = await events.untilCallsEnded()
+
+            #expect(tracer.finishedSpans.contains { $0.operationName == "getEcho" })
+            let counter = try metrics.expectCounter(
+                "courier_requests_total",
+                [
+                    ("method", "GET"), ("environment", "production"), ("request", "getEcho"), ("outcome", "success"),
+                    ("status_class", "2xx"),
+                ])
+            #expect(counter.totalValue == 1)
+        }
+    }
+}

@@ -14,15 +14,15 @@
             /// Decisions that run after the client's (redirect, token refresh, retry), for every operation. Default:
             /// none, so every status reaches the generated code, which reports a status its document does not list
             /// as `.undocumented`. Add `ValidateStatusDecision()` to turn non-2xx responses into
-            /// ``CourierError/Code/unacceptableStatus`` instead.
+            /// `CourierError.Code.unacceptableStatus` instead.
             public var decisions: [any Decision]
 
             /// The operations whose response bodies are read into memory before the operation returns, by operation
             /// ID. Default: none (every body streams).
             ///
-            /// Courier's HTTP cache (``Client/Configuration/cache``) and in-flight de-duplication apply only to
+            /// Courier's HTTP cache (`Client.Configuration.cache`) and in-flight de-duplication apply only to
             /// these operations: a streamed body bypasses both. Their bodies are bounded by
-            /// ``Client/Configuration/maxResponseBodySize`` (``CourierError/Code/bodyTooLarge`` beyond it).
+            /// `Client.Configuration.maxResponseBodySize` (`CourierError.Code.bodyTooLarge` beyond it).
             public var bufferedOperationIDs: Set<String>
 
             /// Whether each call goes to the `serverURL` the generated client was created with. Default: `false`.
@@ -35,7 +35,7 @@
             public var usesGeneratedServerURL: Bool
 
             /// A deadline for each operation, restarts included, until its response head. Default: `nil` (the
-            /// client's ``Client/Configuration/timeout``).
+            /// client's `Client.Configuration.timeout`).
             public var timeout: Duration?
 
             /// Creates a configuration.

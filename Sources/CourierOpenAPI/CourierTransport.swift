@@ -5,11 +5,11 @@
     import Logging
     public import OpenAPIRuntime
 
-    /// A swift-openapi-runtime `ClientTransport` that sends every generated operation through a Courier ``Client``.
+    /// A swift-openapi-runtime `ClientTransport` that sends every generated operation through a Courier `Client`.
     ///
     /// Each operation is one Courier call: the client's server for its environment, its adapters (authentication,
     /// user agent, trace context), its decisions (redirects, token refresh, retries), its cache, monitors and log
-    /// line. The operation ID is the call's ``Request/requestName``, so it names the call's events, its tracing span
+    /// line. The operation ID is the call's `Request.requestName`, so it names the call's events, its tracing span
     /// and (with `MetricsMonitor(includesRequestName: true)`) its metrics, and the call's log line carries it as
     /// `openapi.operation_id` metadata.
     ///
@@ -27,12 +27,12 @@
     ///   refreshed before the generated code sees the last response.
     /// - **Bodies.** A request body streams to the server as the generated code produced it (its length, when
     ///   known, becomes `Content-Length`); a body that can be iterated only once is never re-sent, so a retry or a
-    ///   307 redirect of it fails with ``CourierError/Code/bodyNotReplayable``. A response body streams with
+    ///   307 redirect of it fails with `CourierError.Code.bodyNotReplayable`. A response body streams with
     ///   backpressure as the generated code reads it, unless the operation is in
     ///   ``Configuration/bufferedOperationIDs``.
-    /// - **Errors.** A Courier failure is thrown as the redacted ``CourierError``, which the runtime wraps in a
+    /// - **Errors.** A Courier failure is thrown as the redacted `CourierError`, which the runtime wraps in a
     ///   `ClientError` whose `underlyingError` it is. An error while reading a streamed response body is thrown by
-    ///   the body's iterator, also as a ``CourierError``.
+    ///   the body's iterator, also as a `CourierError`.
     /// - **Cancellation.** Cancelling the task that calls the operation cancels the call; cancelling the task that
     ///   reads a streamed body fails the next read and closes the connection.
     /// - **Middlewares.** A `ClientMiddleware` of the generated client runs once per operation, outside this
@@ -67,7 +67,7 @@
         ///     ``Configuration/usesGeneratedServerURL``.
         ///   - operationID: The operation's ID in the OpenAPI document.
         /// - Returns: The response head and its body (none for `HEAD`).
-        /// - Throws: ``CourierError`` when the call fails; `CancellationError` when the task is cancelled.
+        /// - Throws: `CourierError` when the call fails; `CancellationError` when the task is cancelled.
         public func send(
             _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
         ) async throws -> (HTTPResponse, HTTPBody?) {

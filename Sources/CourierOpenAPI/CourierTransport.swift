@@ -88,9 +88,11 @@
             return (live.head, try await Self.body(of: live, method: request.method))
         }
 
-        /// The response body the generated code reads: `live`'s chunks as they arrive.
+        /// The response body the generated code reads: `live`'s chunks as they arrive; none for `HEAD`, and an empty
+        /// one (already read to its end) for a response that has no body.
         static func body(of live: LiveResponse, method: HTTPRequest.Method) async throws -> HTTPBody? {
-            if method == .head || live.length == .known(0) {
+            let code = live.status.code
+            if method == .head || code == 204 || code == 304 || live.length == .known(0) {
                 // Read the empty body to its end, so the call ends now and the connection goes back to the pool.
                 for try await _ in live {}
                 return method == .head ? nil : HTTPBody()

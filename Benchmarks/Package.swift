@@ -5,7 +5,8 @@ import PackageDescription
 ///
 /// - `courier-loopback`: throughput and latency against the raw transports and swift-openapi-runtime (over plain
 ///   HTTP, and with `--protocols` HTTPS and HTTP/2), the scale test and auth under load.
-/// - `courier-download`: 1 GiB streamed download and upload through Courier and raw AsyncHTTPClient.
+/// - `courier-download`: 1 GiB streamed download and upload through Courier and raw AsyncHTTPClient, and the download
+///   through a generated OpenAPI client on Courier and on swift-openapi-async-http-client.
 /// - `courier-cache`: cache hit and 304 revalidation latency against a round trip.
 /// - `CourierMicro` (under `Benchmarks/`): package-benchmark micro benchmarks (`swift package benchmark`).
 /// - `run`: all of them but `courier-cache`, writing `RESULTS.md`.
@@ -39,9 +40,12 @@ let package = Package(
                 .product(name: "Courier", package: "Courier"),
                 .product(name: "CourierAsyncHTTPClient", package: "Courier"),
                 .product(name: "CourierURLSession", package: "Courier"),
+                .product(name: "CourierOpenAPI", package: "Courier"),
                 .product(name: "CourierTestServer", package: "Courier"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -51,6 +55,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Courier", package: "Courier"),
                 .product(name: "CourierAsyncHTTPClient", package: "Courier"),
+                .product(name: "CourierOpenAPI", package: "Courier"),
                 .product(name: "CourierTestServer", package: "Courier"),
                 .product(name: "CourierURLSession", package: "Courier"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

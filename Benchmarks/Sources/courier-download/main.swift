@@ -4,15 +4,22 @@
 //     swift build -c release --package-path Benchmarks
 //     Benchmarks/.build/release/courier-download --transport asynchttpclient --mib 1024
 //     Benchmarks/.build/release/courier-download --upload --transport raw-ahc --mib 1024
+//     Benchmarks/.build/release/courier-download --transport openapi-courier --mib 1024
+//
+// `openapi-courier` and `openapi-ahc` (downloads only) run the code swift-openapi-generator emits for the download
+// on CourierOpenAPI's `CourierTransport` (over Courier's AsyncHTTPClient transport) and on
+// swift-openapi-async-http-client's transport.
 //
 // One transfer per process, so each peak RSS is that transfer's own; `Benchmarks/run` interleaves the processes
 // and takes medians. Besides the human line on stderr, stdout gets one tab-separated `RESULT` line:
 // direction, transport, bytes, seconds, MiB/s, peak RSS in KiB.
 import Courier
 import CourierAsyncHTTPClient
+import CourierOpenAPI
 import CourierTestServer
 import Foundation
 import HTTPTypes
+import OpenAPIAsyncHTTPClient
 
 /// `GET /stream-bytes/{n}` written to `destination` by Courier's `DownloadParser` (which `fsync`s at the end).
 struct Download: Request {
@@ -82,8 +89,14 @@ let transportName = argument("--transport", default: "asynchttpclient")
 let mebibytes = Int(argument("--mib", default: "1024")) ?? 1024
 let upload = CommandLine.arguments.contains("--upload")
 let byteCount = mebibytes * 1024 * 1024
-guard ["asynchttpclient", "urlsession", "raw-ahc"].contains(transportName) else {
-    print("unknown transport \(transportName): use asynchttpclient, urlsession or raw-ahc")
+let openAPITransports = ["openapi-courier", "openapi-ahc"]
+guard
+    ["asynchttpclient", "urlsession", "raw-ahc"].contains(transportName)
+        || (openAPITransports.contains(transportName) && !upload)
+else {
+    print(
+        "unknown transport \(transportName): use asynchttpclient, urlsession or raw-ahc (or, to download, "
+            + "openapi-courier or openapi-ahc)")
     exit(2)
 }
 
@@ -106,6 +119,14 @@ do {
             throw error
         }
         await raw.shutdown()
+    } else if transportName == "openapi-ahc" {
+        transferred = try await openAPIDownload(
+            over: OpenAPIAsyncHTTPClient.AsyncHTTPClientTransport(), baseURL: server.baseURL, bytes: byteCount,
+            to: scratch)
+    } else if transportName == "openapi-courier" {
+        let courier = Client(server: Server(baseURL: server.baseURL), transport: AsyncHTTPClientTransport())
+        transferred = try await openAPIDownload(
+            over: CourierTransport(client: courier), baseURL: server.baseURL, bytes: byteCount, to: scratch)
     } else {
         let transport: any Transport =
             transportName == "urlsession" ? makeURLSessionTransport() : AsyncHTTPClientTransport()

@@ -4,7 +4,7 @@ import Foundation
 /// as a self-contained SVG (no fonts or scripts beyond the generic `sans-serif`).
 enum Chart {
     /// One color per client, in ``ClientKind/allCases`` order.
-    private static let colors = ["#1f6feb", "#8c959f", "#2da44e", "#bbc3cb", "#cf6a13"]
+    private static let colors = ["#1f6feb", "#8c959f", "#2da44e", "#bbc3cb", "#cf6a13", "#8250df"]
 
     /// The SVG text for `results`.
     static func svg(_ results: [CellResult], options: Options) -> String {

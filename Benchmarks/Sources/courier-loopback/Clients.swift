@@ -24,10 +24,15 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     /// swift-openapi-runtime's `UniversalClient` on swift-openapi-async-http-client's transport, as generated code
     /// calls it, over an `HTTPClient` with raw AHC's pool settings.
     case openapiAHC = "openapi-ahc"
+    /// The same generated-code path on CourierOpenAPI's `CourierTransport`, over Courier's default pipeline on
+    /// ``CourierAsyncHTTPClient/AsyncHTTPClientTransport`` (the same pool size as `openapi-ahc`).
+    case openapiCourier = "openapi-courier"
 
-    /// The raw client a Courier client is compared with; `nil` for the raw clients themselves.
+    /// The client a client is compared with (its raw transport, or for `openapi-courier` the official OpenAPI
+    /// transport); `nil` for the raw clients themselves.
     var baseline: ClientKind? {
         switch self {
+        case .openapiCourier: .openapiAHC
         case .courierAHC, .openapiAHC: .rawAHC
         case .courierURLSession: .rawURLSession
         case .rawAHC, .rawURLSession: nil
@@ -199,14 +204,15 @@ func makeClient(_ kind: ClientKind, endpoint: ServerHost.Endpoint, connections: 
     let tinyURL = baseURL.appendingPathComponent("tiny")
     guard endpoint.wire.supports(kind) else { throw ClientTLSError.unsupported(kind, endpoint.wire) }
     switch kind {
-    case .courierAHC:
+    case .courierAHC, .openapiCourier:
         let transport = AsyncHTTPClientTransport(configuration: .init(maxConnectionsPerHost: connections))
         var configuration = Client.Configuration()
         if let options = try endpoint.courierTLSOptions() {
             configuration.tls = options
         }
-        return CourierLoopbackClient(
-            client: Client(server: Server(baseURL: baseURL), transport: transport, configuration: configuration))
+        let client = Client(server: Server(baseURL: baseURL), transport: transport, configuration: configuration)
+        if kind == .openapiCourier { return OpenAPILoopbackClient(baseURL: baseURL, courier: client) }
+        return CourierLoopbackClient(client: client)
     case .rawAHC:
         return RawAHCLoopbackClient(url: tinyURL, connections: connections, tls: try endpoint.clientTLS())
     case .courierURLSession:

@@ -1,18 +1,22 @@
 import AsyncHTTPClient
 import Courier
+import CourierOpenAPI
 import Foundation
 import HTTPTypes
 import OpenAPIAsyncHTTPClient
 @_spi(Generated) import OpenAPIRuntime
 
-/// swift-openapi-runtime's client path on swift-openapi-async-http-client's transport, driven as the code
-/// swift-openapi-generator emits for `GET /tiny` drives it (without running the generator): `UniversalClient`'s
+/// swift-openapi-runtime's client path on swift-openapi-async-http-client's transport, or on Courier's
+/// `CourierTransport`, driven as the code swift-openapi-generator emits for `GET /tiny` drives it (without running
+/// the generator): `UniversalClient`'s
 /// `send(input:forOperation:serializer:deserializer:)` with a serializer that renders the path and sets `Accept`,
 /// and a deserializer that switches on the status, negotiates the content type and decodes with the runtime's
 /// `Converter` (a `JSONDecoder`).
 ///
-/// The `HTTPClient` underneath has the same pool settings as ``RawAHCLoopbackClient``'s, so the pair
-/// `openapi-ahc / raw-ahc` measures the runtime's own cost.
+/// The `HTTPClient` underneath `openapi-ahc` has the same pool settings as ``RawAHCLoopbackClient``'s, so the pair
+/// `openapi-ahc / raw-ahc` measures the runtime's own cost; `openapi-courier` runs the same generated path on
+/// `CourierTransport` over Courier's default pipeline on its AsyncHTTPClient transport (the same pool size), so the
+/// pair `openapi-courier / openapi-ahc` is what moving a generated client onto Courier costs.
 struct OpenAPILoopbackClient: LoopbackClient {
     /// What the generated `Operations.getTiny.Output` would be, reduced to its two cases.
     enum Output: Sendable {
@@ -47,18 +51,29 @@ struct OpenAPILoopbackClient: LoopbackClient {
         static var allCases: [Self] { [.json] }
     }
 
-    let http: HTTPClient
     let client: UniversalClient
+    /// Releases the transport's connections.
+    let release: @Sendable () async -> Void
 
+    /// On swift-openapi-async-http-client's transport, over an `HTTPClient` with raw AHC's settings.
     init(baseURL: URL, connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil) {
         let http = RawAHCLoopbackClient.makeHTTPClient(connections: connections, tls: tls)
-        self.http = http
-        self.client = UniversalClient(
-            serverURL: baseURL,
-            configuration: OpenAPIRuntime.Configuration(),
+        self.init(
+            baseURL: baseURL,
             transport: OpenAPIAsyncHTTPClient.AsyncHTTPClientTransport(
-                configuration: .init(client: http, timeout: .seconds(60)))
-        )
+                configuration: .init(client: http, timeout: .seconds(60))),
+            release: { try? await http.shutdown() })
+    }
+
+    /// On `CourierTransport` over `courier` (whose transport the caller shuts down, if needed).
+    init(baseURL: URL, courier: Client) {
+        self.init(baseURL: baseURL, transport: CourierTransport(client: courier), release: {})
+    }
+
+    private init(baseURL: URL, transport: any ClientTransport, release: @escaping @Sendable () async -> Void) {
+        self.client = UniversalClient(
+            serverURL: baseURL, configuration: OpenAPIRuntime.Configuration(), transport: transport)
+        self.release = release
     }
 
     func fetch(decode: Bool) async throws {
@@ -108,6 +123,6 @@ struct OpenAPILoopbackClient: LoopbackClient {
     }
 
     func shutdown() async {
-        try? await http.shutdown()
+        await release()
     }
 }

@@ -62,7 +62,8 @@ struct Options: Sendable {
           --warmup S          unmeasured seconds before each cell (default 0.5)
           --rounds N          interleaved repetitions; medians are reported (default 3)
           --concurrency A,B   concurrency levels (default 1,64)
-          --clients LIST      any of courier-ahc,raw-ahc,courier-urlsession,raw-urlsession,openapi-ahc
+          --clients LIST      any of courier-ahc,raw-ahc,courier-urlsession,raw-urlsession,openapi-ahc,
+                              openapi-courier
                               (default all)
           --protocols LIST    any of http,https,h2 (default http): plain HTTP/1.1, HTTP/1.1 over TLS, HTTP/2
                               over TLS (ALPN), each against its own embedded server, interleaved in each round;

@@ -22,6 +22,7 @@ private struct Everything: Request {
     var cachePolicy: CachePolicy { .bypass }
     var adapters: [any RequestAdapter] { [UserAgentAdapter("everything")] }
     var decisions: [any Decision] { [] }
+    var requestName: String { "everythingOperation" }
 }
 
 @Suite("Pagination forwards every requirement of Request")
@@ -30,7 +31,7 @@ struct PageRequestForwardingTests {
     /// forwarded by `PageRequest`).
     static let checked: Set<String> = [
         "method", "path", "query", "headers", "body", "server", "environment", "authentication", "timeout",
-        "maxResponseBodySize", "retryPolicy", "cachePolicy", "adapters", "decisions", "parser",
+        "maxResponseBodySize", "retryPolicy", "cachePolicy", "adapters", "decisions", "parser", "requestName",
     ]
 
     @Test("a page's request answers every requirement as the user's request does")
@@ -51,6 +52,7 @@ struct PageRequestForwardingTests {
         #expect(page.cachePolicy == base.cachePolicy)
         #expect(page.adapters.map(\.name) == base.adapters.map(\.name))
         #expect(page.decisions.map(\.name) == base.decisions.map(\.name))
+        #expect(page.requestName == "everythingOperation")
     }
 
     @Test("the list above is every requirement Request declares")

@@ -8,6 +8,8 @@ import PackageDescription
 /// - `courier-download`: 1 GiB streamed download and upload through Courier and raw AsyncHTTPClient, and the download
 ///   through a generated OpenAPI client on Courier and on swift-openapi-async-http-client.
 /// - `courier-cache`: cache hit and 304 revalidation latency against a round trip.
+/// - `courier-streaming`: Server-Sent Events parsing throughput against swift-openapi-runtime's, and the latency from
+///   a server's flush to the event loop on each transport.
 /// - `CourierMicro` (under `Benchmarks/`): package-benchmark micro benchmarks (`swift package benchmark`).
 /// - `run`: all of them but `courier-cache`, writing `RESULTS.md`.
 let package = Package(
@@ -64,6 +66,17 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "courier-streaming",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierAsyncHTTPClient", package: "Courier"),
+                .product(name: "CourierTestServer", package: "Courier"),
+                .product(name: "CourierURLSession", package: "Courier"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -111,11 +111,10 @@
             try await Task.sleep(for: remaining)
         }
 
-        /// The system's monotonic clock (`CLOCK_MONOTONIC`), which every process on the machine shares.
+        /// The system's monotonic clock, which every process on the machine shares (`DispatchTime`: `CLOCK_MONOTONIC`
+        /// on Linux, `mach_absolute_time` on Apple platforms).
         static func monotonicNanoseconds() -> UInt64 {
-            var time = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &time)
-            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+            DispatchTime.now().uptimeNanoseconds
         }
 
         /// `/ndjson?count=5&interval_ms=0&hold=`: `count` lines `{"n":n}`, one chunk each (`hold` as in `/sse`).

@@ -50,6 +50,29 @@ extension Conformance {
             }
         }
 
+        struct Limited: Request {
+            typealias Response = LiveResponse
+            var path: String { "/sse" }
+            var query: Parameters? { ["count": 20] }
+            var maxResponseBodySize: Int? { 200 }
+        }
+
+        @Test("a request's own maxResponseBodySize bounds the whole stream", arguments: TransportKind.all)
+        func bodyLimit(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                var ids: [String?] = []
+                let live = try await client.send(Limited())
+                let error = await expectCourierError {
+                    for try await event in live.serverSentEvents() { ids.append(event.id) }
+                }
+                #expect(error?.code == .bodyTooLarge)
+                #expect(error?.message?.contains("maxResponseBodySize (200 bytes)") == true)
+                // 33 bytes per event: the events wholly within the first 200 bytes (or fewer, by chunking).
+                #expect(ids.count <= 6 && ids == (0..<ids.count).map { String($0) })
+            }
+        }
+
         @Test("a slow drip, one byte per chunk, gives the same events", arguments: TransportKind.all)
         func slowDrip(transport: TransportKind) async throws {
             try await withTestServer { server in

@@ -96,7 +96,8 @@ struct Pipeline<R: Request>: Sendable {
             record.emitFinished()
             return nil
         }
-        return LiveResponse(head: live.head, body: live.body, lease: lease) as? R.Response
+        return LiveResponse(head: live.head, body: live.body, lease: lease, limit: request.maxResponseBodySize)
+            as? R.Response
     }
 
     private func withDeadline(

@@ -23,8 +23,10 @@ public import HTTPTypes
 ///
 /// - **Backpressure.** Nothing is read from the connection faster than you iterate (beyond the transport's small
 ///   buffer).
-/// - **Limits.** ``Client/Configuration/maxResponseBodySize`` does not apply to a live body (it may be endless); the
-///   transport's idle timeout does, between any two chunks. The request's `timeout` bounds the time to the head.
+/// - **Limits.** ``Client/Configuration/maxResponseBodySize`` does not apply to a live body (it may be endless);
+///   a request that sets its own ``Request/maxResponseBodySize`` asks for one, and the stream fails with
+///   ``CourierError/Code/bodyTooLarge`` once more bytes than that arrived (the chunks before it are handed out). The
+///   transport's idle timeout applies between any two chunks. The request's `timeout` bounds the time to the head.
 /// - **Cancellation.** Cancelling the iterating task fails the next read with `CancellationError` and closes the
 ///   connection; so does dropping the response before its end.
 /// - **Observability.** The call stays open until the body ends: its log line, its `finished` (or `failed`) event
@@ -43,16 +45,19 @@ public struct LiveResponse: AsyncSequence, Sendable {
     public let head: HTTPResponse
     let body: MessageBody
     let lease: StreamLease?
+    /// The most bytes the whole body may have (the request's own `maxResponseBodySize`), or `nil`.
+    let limit: Int?
 
     /// Creates a live response over `body` (for tests and custom transports' parsers).
     public init(head: HTTPResponse, body: MessageBody) {
-        self.init(head: head, body: body, lease: nil)
+        self.init(head: head, body: body, lease: nil, limit: nil)
     }
 
-    init(head: HTTPResponse, body: MessageBody, lease: StreamLease?) {
+    init(head: HTTPResponse, body: MessageBody, lease: StreamLease?, limit: Int?) {
         self.head = head
         self.body = body
         self.lease = lease
+        self.limit = limit
     }
 
     /// The response status.
@@ -65,21 +70,28 @@ public struct LiveResponse: AsyncSequence, Sendable {
 
     /// Starts reading the body.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: body.makeAsyncIterator(), lease: lease)
+        AsyncIterator(base: body.makeAsyncIterator(), lease: lease, limit: limit, head: head)
     }
 
     /// Reads the chunks of a ``LiveResponse``.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        private var base: MessageBody.AsyncIterator
+        private var base: MessageBody.AsyncIterator?
         private let lease: StreamLease?
+        private let limit: Int?
+        private let head: HTTPResponse
+        private var received = 0
 
-        init(base: MessageBody.AsyncIterator, lease: StreamLease?) {
+        init(base: MessageBody.AsyncIterator, lease: StreamLease?, limit: Int?, head: HTTPResponse) {
             self.base = base
             self.lease = lease
+            self.limit = limit
+            self.head = head
         }
 
         /// The next chunk, or `nil` at the end of the body.
         public mutating func next() async throws -> ArraySlice<UInt8>? {
+            guard var base else { return nil }
+            defer { if self.base != nil { self.base = base } }
             let chunk: ArraySlice<UInt8>?
             do {
                 chunk = try await base.next()
@@ -87,6 +99,15 @@ public struct LiveResponse: AsyncSequence, Sendable {
                 throw lease?.finish(error) ?? error
             }
             if let chunk {
+                received += chunk.count
+                if let limit, received > limit {
+                    // Nothing more is read; the connection closes once the response is let go.
+                    self.base = nil
+                    let error = CourierError(
+                        code: .bodyTooLarge, stage: .transport,
+                        message: "the stream passed the request's maxResponseBodySize (\(limit) bytes)", response: head)
+                    throw lease?.finish(error) ?? error
+                }
                 lease?.received(chunk.count)
             } else {
                 _ = lease?.finish(nil)

@@ -33,26 +33,11 @@ extension Client {
 }
 
 /// `base`, with a parser that also returns the response's cache status.
-private struct CacheStatusReporting<Base: Request>: Request {
+private struct CacheStatusReporting<Base: Request>: ForwardingRequest {
     typealias Response = CachedResponse<Base.Response>
 
     let base: Base
 
-    var method: HTTPRequest.Method { base.method }
-    var path: String { base.path }
-    var query: Parameters? { base.query }
-    var headers: RequestHeaders { base.headers }
-    var body: RequestBody? { base.body }
-    var server: Server? { base.server }
-    var environment: Server.Environment? { base.environment }
-    var authentication: AuthenticationRequirement { base.authentication }
-    var timeout: Duration? { base.timeout }
-    var maxResponseBodySize: Int? { base.maxResponseBodySize }
-    var retryPolicy: RetryPolicy? { base.retryPolicy }
-    var cachePolicy: CachePolicy { base.cachePolicy }
-    var adapters: [any RequestAdapter] { base.adapters }
-    var decisions: [any Decision] { base.decisions }
-    var requestName: String { base.requestName }
     var parser: any ResponseParser<Response> { Parser(base: base.parser) }
 
     struct Parser: ResponseParser {

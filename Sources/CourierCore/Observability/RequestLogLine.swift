@@ -71,8 +71,7 @@ struct RequestLogLine: CustomStringConvertible {
             }
         }
         if let negotiated = record.negotiatedProtocol { metadata["network.protocol.name"] = .string(negotiated) }
-        let (seconds, attoseconds) = elapsed.components
-        metadata["courier.duration_ms"] = .stringConvertible(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        metadata["courier.duration_ms"] = .stringConvertible(elapsed.wholeMilliseconds)
         metadata["courier.attempts"] = .stringConvertible(record.attempt)
         let trace = record.trace.description
         if !trace.isEmpty { metadata["courier.decisions"] = .string(trace) }

@@ -75,11 +75,13 @@ public struct LiveResponse: AsyncSequence, Sendable {
 
     /// Reads the chunks of a ``LiveResponse``.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        private var base: MessageBody.AsyncIterator?
+        private var base: MessageBody.AsyncIterator
         private let lease: StreamLease?
         private let limit: Int?
         private let head: HTTPResponse
         private var received = 0
+        /// Whether the body went past `limit`: nothing more is read.
+        private var isOverLimit = false
 
         init(base: MessageBody.AsyncIterator, lease: StreamLease?, limit: Int?, head: HTTPResponse) {
             self.base = base
@@ -90,8 +92,7 @@ public struct LiveResponse: AsyncSequence, Sendable {
 
         /// The next chunk, or `nil` at the end of the body.
         public mutating func next() async throws -> ArraySlice<UInt8>? {
-            guard var base else { return nil }
-            defer { if self.base != nil { self.base = base } }
+            guard !isOverLimit else { return nil }
             let chunk: ArraySlice<UInt8>?
             do {
                 chunk = try await base.next()
@@ -102,7 +103,7 @@ public struct LiveResponse: AsyncSequence, Sendable {
                 received += chunk.count
                 if let limit, received > limit {
                     // Nothing more is read; the connection closes once the response is let go.
-                    self.base = nil
+                    isOverLimit = true
                     let error = CourierError(
                         code: .bodyTooLarge, stage: .transport,
                         message: "the stream passed the request's maxResponseBodySize (\(limit) bytes)", response: head)

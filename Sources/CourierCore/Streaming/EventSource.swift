@@ -157,8 +157,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             record?.end(error: error)
             let configuration = source.client.configuration
             let duration = ContinuousClock.now - startedAt
-            let milliseconds =
-                duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds = duration.wholeMilliseconds
             let line =
                 "event stream \(source.request.requestName) ended: \(delivered) events, \(connections) connections, "
                 + "\(RequestLogLine.format(duration))" + (error.map { " failed: \($0)" } ?? "")
@@ -357,28 +356,15 @@ final class StreamRecord: Sendable {
 
 /// `base` with `Last-Event-ID` (when resuming), `Accept: text/event-stream` and `Cache-Control: no-cache`, and
 /// never served from a cache.
-struct ResumingRequest<Base: Request>: Request, StreamConnection where Base.Response == LiveResponse {
+struct ResumingRequest<Base: Request>: ForwardingRequest, StreamConnection where Base.Response == LiveResponse {
     typealias Response = LiveResponse
     let base: Base
     let lastEventID: String?
     let stream: CourierEvent.CallID?
 
-    var method: HTTPRequest.Method { base.method }
-    var path: String { base.path }
-    var query: Parameters? { base.query }
-    var headers: RequestHeaders { base.headers }
-    var body: RequestBody? { base.body }
-    var server: Server? { base.server }
-    var environment: Server.Environment? { base.environment }
-    var authentication: AuthenticationRequirement { base.authentication }
-    var timeout: Duration? { base.timeout }
-    var maxResponseBodySize: Int? { base.maxResponseBodySize }
-    var retryPolicy: RetryPolicy? { base.retryPolicy }
     var cachePolicy: CachePolicy { .bypass }
     /// The base's adapters (its headers among them), then the stream's own fields.
     var adapters: [any RequestAdapter] { base.adapters + [EventStreamAdapter(lastEventID: lastEventID)] }
-    var decisions: [any Decision] { base.decisions }
-    var requestName: String { base.requestName }
     var parser: any ResponseParser<LiveResponse> { base.parser }
 }
 

@@ -96,7 +96,9 @@ struct StreamObservabilityTests {
         let dimensions = [("method", "GET"), ("environment", "production")]
         let requests = try metrics.expectCounter(
             "courier_requests_total", dimensions + [("outcome", "success"), ("status_class", "2xx")])
-        #expect(requests.totalValue == 2, "the connection that ended normally and the 204")
+        #expect(
+            requests.totalValue == 2,
+            "the connection that ended normally and the 204; events: \(events.map { "\($0.callID): \($0.kind)" })")
         #expect(try metrics.expectCounter("courier_stream_reconnects_total", dimensions).totalValue == connections - 1)
         let streams = try metrics.expectCounter("courier_streams_total", dimensions + [("outcome", "success")])
         #expect(streams.totalValue == 1)

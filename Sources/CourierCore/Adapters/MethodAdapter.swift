@@ -13,6 +13,8 @@ public struct MethodAdapter: RequestAdapter {
 
     /// Sets the method.
     public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        // Setting an equal method would still copy the head's storage, which the caller's copy shares.
+        guard request.head.method != method else { return request }
         var request = request
         request.head.method = method
         return request

@@ -13,17 +13,67 @@ import Foundation
 /// ```
 public struct Client: Sendable {
     /// The servers, one per environment.
-    public let servers: [Server.Environment: Server]
+    public var servers: [Server.Environment: Server] { storage.servers }
     /// The environment requests go to unless they choose another.
-    public let environment: Server.Environment
+    public var environment: Server.Environment { storage.environment }
     /// What sends the requests.
-    public let transport: any Transport
+    public var transport: any Transport { storage.transport }
     /// Coders, adapters, decisions, limits and logging.
-    public let configuration: Configuration
+    public var configuration: Configuration { storage.configuration }
     /// Each server's base URL, checked and taken apart once (or why it is unusable).
-    let bases: [Server.Environment: Result<RequestResolver.Base, CourierError>]
+    var bases: [Server.Environment: Result<RequestResolver.Base, CourierError>] { storage.bases }
+    /// Every server, for ``AdapterContext/knownServers``.
+    var knownServers: [Server] { storage.knownServers }
     /// The calls in flight, shared with every client derived from this one (for ``cancelAll()``).
-    let registry: RequestRegistry
+    var registry: RequestRegistry { storage.registry }
+    /// The configuration's decisions followed by a ``RetryDecision`` for its retry policy (unless the policy retries
+    /// nothing or the decisions already retry): the chain of every request that brings no retry of its own.
+    var decisionsWithRetry: [any Decision] { storage.decisionsWithRetry }
+    /// ``decisionsWithRetry`` followed by the default ``Request/decisions``: the chain of most requests.
+    var defaultDecisionChain: [any Decision] { storage.defaultDecisionChain }
+
+    /// Everything a client holds, behind one reference: a client is copied into every call's async frames, and a
+    /// configuration is several hundred bytes (issue #17: a frame over the task allocator's slab costs a `malloc`).
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let servers: [Server.Environment: Server]
+        let environment: Server.Environment
+        let transport: any Transport
+        let configuration: Configuration
+        let bases: [Server.Environment: Result<RequestResolver.Base, CourierError>]
+        let knownServers: [Server]
+        let registry: RequestRegistry
+        let decisionsWithRetry: [any Decision]
+        let defaultDecisionChain: [any Decision]
+
+        init(
+            servers: [Server.Environment: Server],
+            environment: Server.Environment,
+            transport: any Transport,
+            configuration: Configuration,
+            registry: RequestRegistry
+        ) {
+            self.servers = servers
+            self.environment = environment
+            self.transport = transport
+            self.configuration = configuration
+            self.registry = registry
+            self.knownServers = Array(servers.values)
+            let retryPolicy = configuration.retryPolicy
+            if retryPolicy.maxRetries > 0, !configuration.decisions.contains(where: { $0 is RetryDecision }) {
+                decisionsWithRetry = configuration.decisions + [RetryDecision(policy: retryPolicy)]
+            } else {
+                decisionsWithRetry = configuration.decisions
+            }
+            defaultDecisionChain = decisionsWithRetry + defaultRequestDecisions
+            self.bases = servers.mapValues { server in
+                Result { try RequestResolver.base(of: server) }.mapError { error in
+                    error as? CourierError ?? CourierError(code: .invalidURL, stage: .resolve, message: "\(error)")
+                }
+            }
+        }
+    }
 
     /// Creates a client for one server.
     ///
@@ -63,18 +113,11 @@ public struct Client: Sendable {
         configuration: Configuration,
         registry: RequestRegistry
     ) {
-        self.registry = registry
         var byEnvironment: [Server.Environment: Server] = [:]
         for server in servers { byEnvironment[server.environment] = server }
-        self.servers = byEnvironment
-        self.bases = byEnvironment.mapValues { server in
-            Result { try RequestResolver.base(of: server) }.mapError { error in
-                error as? CourierError ?? CourierError(code: .invalidURL, stage: .resolve, message: "\(error)")
-            }
-        }
-        self.environment = environment
-        self.transport = transport
-        self.configuration = configuration
+        storage = Storage(
+            servers: byEnvironment, environment: environment, transport: transport, configuration: configuration,
+            registry: registry)
     }
 
     /// A client like this one that sends to `environment` by default.

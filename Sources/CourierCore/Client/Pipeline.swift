@@ -7,7 +7,8 @@ struct Pipeline<R: Request>: Sendable {
     let client: Client
     let request: R
     let progress: (@Sendable (TransferProgress) -> Void)?
-    private let configuration: Client.Configuration
+    /// The client's configuration (read through the client's one reference, not copied into every frame).
+    private var configuration: Client.Configuration { client.configuration }
     /// The call's events for the client's monitors, or `nil` when it has none.
     private let events: CallEvents?
 
@@ -15,7 +16,6 @@ struct Pipeline<R: Request>: Sendable {
         self.client = client
         self.request = request
         self.progress = progress
-        self.configuration = client.configuration
         self.events = CallEvents(request: request, client: client)
     }
 
@@ -127,7 +127,7 @@ struct Pipeline<R: Request>: Sendable {
 
     /// The attempt loop: each turn runs adapters, sends and decides; a restart goes round again.
     private func attempts(deadline: ContinuousClock.Instant?, state: LockedBox<CallRecord>) async throws -> R.Response {
-        var decisions = Self.decisionChain(for: request, configuration: configuration)
+        var decisions = Self.decisionChain(for: request, client: client)
         var redirection: Redirection?
         var credentialsStripped = false
         var attempt = 0
@@ -317,18 +317,31 @@ struct Pipeline<R: Request>: Sendable {
     /// client's policy and any retry decision in the client's chain; otherwise ``Request/retryPolicy`` (or the
     /// client's ``Client/Configuration/retryPolicy``) adds one after the client's decisions, unless the client's
     /// chain already has one.
-    static func decisionChain(for request: R, configuration: Client.Configuration) -> [any Decision] {
+    static func decisionChain(for request: R, client: Client) -> [any Decision] {
         let requestDecisions = request.decisions
-        var clientDecisions = configuration.decisions
+        var clientDecisions = client.configuration.decisions
         if requestDecisions.contains(where: { $0 is RetryDecision }) {
             clientDecisions.removeAll { $0 is RetryDecision }
             return clientDecisions + requestDecisions
         }
-        let retryPolicy = request.retryPolicy ?? configuration.retryPolicy
+        guard let retryPolicy = request.retryPolicy else {
+            // The client's decisions with its own retry policy, built once per client.
+            if Self.isDefault(requestDecisions) { return client.defaultDecisionChain }
+            let chain = client.decisionsWithRetry
+            return requestDecisions.isEmpty ? chain : chain + requestDecisions
+        }
         guard retryPolicy.maxRetries > 0, !clientDecisions.contains(where: { $0 is RetryDecision }) else {
             return clientDecisions + requestDecisions
         }
         return clientDecisions + [RetryDecision(policy: retryPolicy)] + requestDecisions
+    }
+
+    /// Whether `decisions` is ``Request/decisions``' default array itself (the same storage, so no comparison of
+    /// decisions is needed): most requests keep it, and their chain is then built once per client.
+    private static func isDefault(_ decisions: [any Decision]) -> Bool {
+        decisions.withUnsafeBufferPointer { mine in
+            defaultRequestDecisions.withUnsafeBufferPointer { mine.baseAddress == $0.baseAddress }
+        }
     }
 
     /// Resolve, adapt and validate: the request as it goes on the wire.
@@ -347,13 +360,15 @@ struct Pipeline<R: Request>: Sendable {
         } else {
             outgoing = RequestResolver.resolve(path: request.path, on: base)
         }
-        state.withLock { $0.request = outgoing.head }
 
+        // The record gets the request as adapted so far when an adapter fails or the call is cancelled or times out
+        // while one runs; not after each adapter, which would share the head's storage and make the next adapter
+        // copy it (issue #17: two allocations and a lock per adapter).
         state.withLock { $0.stage = .adapt }
         let context = AdapterContext(
             attempt: attempt,
             server: server,
-            knownServers: Array(client.servers.values),
+            knownServers: client.knownServers,
             authentication: request.authentication,
             jsonEncoder: configuration.jsonEncoder,
             queryEncoder: configuration.queryEncoder,
@@ -362,18 +377,12 @@ struct Pipeline<R: Request>: Sendable {
             callID: events?.callID,
             stream: events?.stream
         )
-        for adapter in request.adapters + configuration.adapters {
-            try Task.checkCancellation()
-            do {
-                outgoing = try await adapter.adapt(outgoing, context: context)
-            } catch {
-                state.withLock { $0.record(.adapter, adapter.name, .failed, attempt: attempt) }
-                throw error
-            }
-            state.withLock {
-                $0.record(.adapter, adapter.name, .succeeded, attempt: attempt)
-                $0.request = outgoing.head
-            }
+        // The request's adapters, then the client's, without building a third array.
+        for adapter in request.adapters {
+            try await adapt(&outgoing, with: adapter, context: context, state: state)
+        }
+        for adapter in configuration.adapters {
+            try await adapt(&outgoing, with: adapter, context: context, state: state)
         }
 
         if let redirection {
@@ -388,6 +397,32 @@ struct Pipeline<R: Request>: Sendable {
         state.withLock { $0.request = outgoing.head }
         events?.adapted(outgoing.head, attempt: attempt)
         return outgoing
+    }
+
+    /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also
+    /// gets the request as adapted so far.
+    private func adapt(
+        _ outgoing: inout OutgoingRequest,
+        with adapter: any RequestAdapter,
+        context: AdapterContext,
+        state: LockedBox<CallRecord>
+    ) async throws {
+        if Task.isCancelled {
+            let head = outgoing.head
+            state.withLock { $0.request = head }
+            throw CancellationError()
+        }
+        do {
+            outgoing = try await adapter.adapt(outgoing, context: context)
+        } catch {
+            let head = outgoing.head
+            state.withLock { record in
+                record.record(.adapter, adapter.name, .failed, attempt: context.attempt)
+                record.request = head
+            }
+            throw error
+        }
+        state.withLock { $0.record(.adapter, adapter.name, .succeeded, attempt: context.attempt) }
     }
 
     /// What decisions at `index` of `decisions` know about this attempt.

@@ -60,6 +60,9 @@ public struct DecisionTrace: Hashable, Sendable, CustomStringConvertible {
 
     /// Appends a step.
     public mutating func record(_ kind: Step.Kind, _ name: String, _ outcome: Step.Outcome, attempt: Int) {
+        // A call records about eight steps (adapters, decisions, the parse): one buffer for them, not a regrowth
+        // at 1, 2 and 4.
+        if steps.isEmpty { steps.reserveCapacity(8) }
         steps.append(Step(kind: kind, name: name, outcome: outcome, attempt: attempt))
     }
 

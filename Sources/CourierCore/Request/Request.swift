@@ -111,17 +111,22 @@ extension Request {
     /// The Swift type's name.
     public var requestName: String { String(describing: Self.self) }
     /// Validate the status: a non-2xx response fails with ``CourierError/Code/unacceptableStatus``.
-    public var decisions: [any Decision] { [ValidateStatusDecision()] }
+    public var decisions: [any Decision] { defaultRequestDecisions }
 
     /// The adapters built from this request's properties: method, query, body, headers.
     public var standardAdapters: [any RequestAdapter] {
-        var adapters: [any RequestAdapter] = [MethodAdapter(method)]
+        var adapters: [any RequestAdapter] = []
+        adapters.reserveCapacity(4)
+        adapters.append(MethodAdapter(method))
         if let query { adapters.append(QueryAdapter(query)) }
         if let body { adapters.append(BodyEncodingAdapter(body)) }
         if !headers.isEmpty { adapters.append(HeadersAdapter(headers)) }
         return adapters
     }
 }
+
+/// ``Request/decisions``' default, built once: an array literal in the getter would allocate on every call.
+let defaultRequestDecisions: [any Decision] = [ValidateStatusDecision()]
 
 extension Request where Response: Decodable {
     /// Decodes the body as JSON with the client's decoder.

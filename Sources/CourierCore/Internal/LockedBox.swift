@@ -53,7 +53,7 @@ package struct LockedBox<Value>: @unchecked Sendable {
             return storage
         }
 
-            func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
             try withUnsafeMutablePointers { value, lock in
                 #if canImport(Darwin)
                     os_unfair_lock_lock(lock)

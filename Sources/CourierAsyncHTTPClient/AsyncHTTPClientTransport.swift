@@ -111,6 +111,9 @@
         }
 
         private let client: HTTPClient
+        /// The twin of an owned ``client`` for ``RequestLane/priority`` requests (its own pool, the same settings);
+        /// `nil` for a client passed in, which then serves them too.
+        private let priorityClient: HTTPClient?
         /// The configuration of the process-wide client, for its HTTP/1.1-only twin
         /// (`TLSOptions.HTTPVersions.http1Only`); `nil` for a client passed in, which then serves such requests
         /// too.
@@ -123,6 +126,7 @@
         /// Creates a transport on the process-wide client for `configuration`.
         public init(configuration: Configuration = Configuration()) {
             self.client = SharedClients.client(for: configuration, http1Only: false)
+            self.priorityClient = nil
             self.sharedConfiguration = configuration
             self.decompresses = configuration.decompressionRatioLimit != nil
             self.timeouts = configuration.timeouts
@@ -148,6 +152,7 @@
             configuration.redirectConfiguration = .disallow
             configuration.tracing.tracer = nil
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            self.priorityClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.sharedConfiguration = nil
             if case .enabled = configuration.decompression {
                 self.decompresses = true
@@ -167,6 +172,7 @@
         public func shutdown() async throws {
             guard ownsClient else { return }
             try await client.shutdown()
+            try await priorityClient?.shutdown()
         }
 
         /// Creates a transport on your own `HTTPClient`, which you shut down.
@@ -183,6 +189,7 @@
         ///     describes the body it delivers).
         public init(client: HTTPClient, decompresses: Bool = false) {
             self.client = client
+            self.priorityClient = nil
             self.sharedConfiguration = nil
             self.decompresses = decompresses
             self.timeouts = Timeouts(connect: nil, idle: nil)
@@ -196,7 +203,13 @@
             if secure {
                 ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, request: request.head)
             }
-            var client = self.client
+            // A priority request (a token refresh) on a pool of its own: it must not wait for a connection held by
+            // the calls that wait for it.
+            let priority = context.lane == .priority
+            var client = priority ? (priorityClient ?? self.client) : self.client
+            if priority, let sharedConfiguration {
+                client = SharedClients.client(for: sharedConfiguration, http1Only: false, lane: .priority)
+            }
             // HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2): allowing an older version means offering HTTP/1.1 only.
             let http1Only = context.tls.httpVersions == .http1Only || context.tls.minimumVersion < .tls12
             var proxy: ProxyOptions.Endpoint?
@@ -217,7 +230,8 @@
                     return try await send(
                         ahcRequest, on: client, request: request, context: context, secure: secure, proxied: false)
                 }
-                client = SharedClients.client(for: sharedConfiguration, http1Only: http1Only, proxy: proxy)
+                client = SharedClients.client(
+                    for: sharedConfiguration, http1Only: http1Only, proxy: proxy, lane: context.lane)
             }
             return try await send(
                 ahcRequest, on: client, request: request, context: context, secure: secure, proxied: proxy != nil)
@@ -302,19 +316,22 @@
             let configuration: AsyncHTTPClientTransport.Configuration
             let http1Only: Bool
             let proxy: ProxyOptions.Endpoint?
+            let lane: RequestLane
         }
 
         private static let clients = LockedBox<[Key: HTTPClient]>([:])
 
-        /// The client for `configuration`, HTTP/1.1 only or not, connecting through `proxy` or directly. A proxy's
-        /// connections are its client's alone, so a tunnel is never reused for a direct call or another proxy.
+        /// The client for `configuration`, HTTP/1.1 only or not, connecting through `proxy` or directly, for `lane`. A
+        /// proxy's connections are its client's alone, so a tunnel is never reused for a direct call or another
+        /// proxy; a priority lane's pool is its own, so a token request never queues behind the calls it rescues.
         static func client(
             for configuration: AsyncHTTPClientTransport.Configuration,
             http1Only: Bool,
-            proxy: ProxyOptions.Endpoint? = nil
+            proxy: ProxyOptions.Endpoint? = nil,
+            lane: RequestLane = .standard
         ) -> HTTPClient {
             clients.withLock { clients in
-                let key = Key(configuration: configuration, http1Only: http1Only, proxy: proxy)
+                let key = Key(configuration: configuration, http1Only: http1Only, proxy: proxy, lane: lane)
                 if let client = clients[key] { return client }
                 var clientConfiguration = configuration.clientConfiguration
                 if http1Only { clientConfiguration.httpVersion = .http1Only }

@@ -93,9 +93,12 @@ final class LanePool: Sendable {
 
     /// A lane for one request; give it back with ``checkIn(_:)`` once the request's URLSession task has completed.
     ///
+    /// A `priority` request (a token refresh: ``RequestLane/priority``) never waits: with no idle lane it gets a new
+    /// one even when `maxLanes` are busy, since the requests holding them may be waiting for it.
+    ///
     /// - Throws: `CancellationError` if the task is cancelled while waiting for a lane, `CourierError.Code.timedOut`
     ///   at `deadline`, `CourierError.Code.transportFailed` once the pool was shut down.
-    func checkOut(deadline: ContinuousClock.Instant?) async throws -> SessionLane {
+    func checkOut(deadline: ContinuousClock.Instant?, priority: Bool = false) async throws -> SessionLane {
         #if canImport(FoundationNetworking)
             let grant = state.withLock { state -> Grant in
                 guard !state.isShutDown else { return .shutDown }
@@ -103,7 +106,7 @@ final class LanePool: Sendable {
                     state.busy[ObjectIdentifier(lane)] = lane
                     return .lane(lane)
                 }
-                return state.busy.count < maxLanes ? .make : .wait
+                return state.busy.count < maxLanes || priority ? .make : .wait
             }
             switch grant {
             case .lane(let lane):
@@ -144,7 +147,8 @@ final class LanePool: Sendable {
                     state.busy[ObjectIdentifier(lane)] = nil
                     return .invalidate
                 }
-                if !state.waiters.isEmpty {
+                // Not while a priority request's extra lane keeps more than `maxLanes` busy.
+                if !state.waiters.isEmpty, state.busy.count <= maxLanes {
                     return .handOver(state.waiters.removeFirst().continuation)
                 }
                 state.busy[ObjectIdentifier(lane)] = nil
@@ -161,7 +165,7 @@ final class LanePool: Sendable {
     }
 
     /// Fails every request in flight (and every request waiting for a lane) with `error` and invalidates every
-    /// lane; later ``checkOut(deadline:)`` calls throw.
+    /// lane; later ``checkOut(deadline:priority:)`` calls throw.
     func shutDown(failing error: any Error) {
         let (idle, busy, waiters) = state.withLock { state -> ([SessionLane], [SessionLane], [Waiter]) in
             guard !state.isShutDown else { return ([], [], []) }

@@ -184,7 +184,7 @@ public final class URLSessionTransport: Transport {
         }
         let lane: SessionLane
         do {
-            lane = try await lanes.checkOut(deadline: context.deadline)
+            lane = try await lanes.checkOut(deadline: context.deadline, priority: context.lane == .priority)
         } catch {
             cancelUpload?()
             throw error

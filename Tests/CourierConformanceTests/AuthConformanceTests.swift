@@ -70,11 +70,12 @@ extension Conformance {
             var authentication: AuthenticationRequirement { .required }
         }
 
-        @Test(
-            "row 31: 1,000 concurrent calls on a rejected token → one refresh, each rejected call replayed once, all succeed",
-            arguments: TransportKind.all)
-        func thousandConcurrentRejections(transport: TransportKind) async throws {
-            let count = 1000
+        /// The embedded server with `tokens`' token endpoint and `/protected`, and a client of `transport` signed in
+        /// with a token the server rejects (each call's token counted by ``SignedWithOldToken``).
+        static func rejectedTokenLab(
+            _ transport: TransportKind,
+            configure: (inout Client.Configuration) -> Void = { _ in }
+        ) async throws -> (server: TestServer, tokens: TokenServer, client: Client) {
             let server = try await TestServer.start()
             let tokens = TokenServer()
             server.register("POST", "/oauth/token") { _ in
@@ -96,8 +97,22 @@ extension Conformance {
                 let client = makeClient(transport, server.baseURL) {
                     $0.authenticate(with: authenticator)
                     $0.adapters.append(SignedWithOldToken(tokens: tokens))
+                    configure(&$0)
                 }
+                return (server, tokens, client)
+            } catch {
+                try? await server.shutdown()
+                throw error
+            }
+        }
 
+        @Test(
+            "row 31: 1,000 concurrent calls on a rejected token → one refresh, each rejected call replayed once, all succeed",
+            arguments: TransportKind.all)
+        func thousandConcurrentRejections(transport: TransportKind) async throws {
+            let count = 1000
+            let (server, tokens, client) = try await Self.rejectedTokenLab(transport)
+            do {
                 let start = ContinuousClock.now
                 let results = try await withThrowingTaskGroup(of: String.self) { group in
                     for _ in 0..<count { group.addTask { try await client.send(Protected()) } }

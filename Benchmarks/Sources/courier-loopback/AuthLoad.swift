@@ -94,8 +94,10 @@ struct AuthLoadRound: Sendable {
 /// once), then `count` concurrent requests through a client signed in with the valid token.
 ///
 /// Each phase gets a new client and `Authenticator` on the process-wide AsyncHTTPClient pool of
-/// `options.connections` connections (warmed up first, so no phase pays for connecting); the refresher goes through
-/// the same client as the requests, as in the README, so the token request queues behind the rejected ones.
+/// `options.connections` connections (warmed up first, so no phase pays for connecting). The refresher goes through
+/// the same transport as the requests, as in the README; its token request travels in the priority lane (its own
+/// connection), and the client's `maxConcurrentRequests` equals the pool size, so calls that wait for a connection are
+/// signed after the refresh instead of before it (issue #17's auth-under-load row).
 ///
 /// - Returns: One result per round.
 func runAuthLoad(_ options: Options, host: ServerHost, authority: TokenAuthority) async -> [AuthLoadRound] {
@@ -133,7 +135,10 @@ private func authPhase(
     let authenticator = Authenticator(
         refresher: OAuth2RefreshTokenRefresher(client: base, path: "/oauth/token", clientID: "courier-loopback")
     )
-    let client = base.configured { $0.authenticate(with: authenticator) }
+    let client = base.configured {
+        $0.authenticate(with: authenticator)
+        $0.maxConcurrentRequests = connections
+    }
     do {
         _ = try await authenticator.signIn(Credential(accessToken: token, refreshToken: "refresh-0"))
     } catch {

@@ -82,9 +82,9 @@ struct Options: Sendable {
           --scale N           instead of the matrix: N requests at once (see --scale-client)
           --delay S           seconds each scale request waits on the server (default 0.1)
           --scale-client K    courier-ahc (default) or raw-ahc, to compare the memory per request
-          --auth-load N       instead of the matrix: N concurrent requests that all get a 401 once (one token
-                              refresh, each replayed once) vs N with a valid token, per round; the server
-                              runs in this process (it counts the tokens), not pinned
+          --auth-load N       instead of the matrix: N concurrent requests on a rejected token (one token
+                              refresh, rejected calls replayed once) vs N with a valid token, per round; the
+                              server runs in this process (it counts the tokens), not pinned
           --svg PATH          also write a bar chart of the matrix's median req/s per client to PATH
           --serve             only run the embedded server (with /tiny) and print its URL; with --protocols,
                               also the TLS servers' URLs and their root certificate

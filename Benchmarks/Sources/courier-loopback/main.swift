@@ -6,7 +6,7 @@
 //     Benchmarks/.build/release/courier-loopback --server-in-process  # the server on the clients' threads
 //     Benchmarks/.build/release/courier-loopback --protocols http,https,h2   # also over TLS
 //     Benchmarks/.build/release/courier-loopback --scale 10000        # 10,000 requests in flight at once
-//     Benchmarks/.build/release/courier-loopback --auth-load 10000    # 10,000 requests that all get a 401 once
+//     Benchmarks/.build/release/courier-loopback --auth-load 10000    # 10,000 requests on a rejected token: one refresh
 //
 // See `--help` for every option.
 import Foundation

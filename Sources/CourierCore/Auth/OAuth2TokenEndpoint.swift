@@ -80,6 +80,8 @@ struct OAuth2TokenRequest: Request {
     let server: Server?
     let form: [String: String]
     let headers: RequestHeaders
+    /// Ahead of the calls that wait for the token it brings (see ``RequestLane``).
+    var lane: RequestLane { .priority }
 
     /// A request for `grant` with `fields`, authenticated as `authentication`.
     init(

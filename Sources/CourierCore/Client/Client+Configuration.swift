@@ -17,6 +17,17 @@ extension Client {
         /// state. Each request chooses how it uses the cache with ``Request/cachePolicy``.
         public var cache: HTTPCache? = nil
 
+        /// At most this many calls between their adapters and their response at a time; the others wait in order,
+        /// before their adapters run. `nil` (the default): no limit but the transport's own.
+        ///
+        /// Set it to the transport's pool size (AsyncHTTPClient's `maxConnectionsPerHost`, 64 by default) when many
+        /// calls run at once: a call that waits here is signed when it goes, with the credential current then, so
+        /// after a token refresh the waiting calls carry the new token instead of being rejected and replayed (a
+        /// transport's own queue holds requests signed before they queued). ``RequestLane/priority`` requests, such
+        /// as Courier's token requests, do not wait. A client made by ``Client/configured(_:)`` has a limiter of its
+        /// own.
+        public var maxConcurrentRequests: Int? = nil
+
         /// Whether identical GET and HEAD requests in flight at the same time share one transfer (each caller
         /// still runs its own decisions and parser); `false` by default.
         ///

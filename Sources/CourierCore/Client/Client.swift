@@ -29,6 +29,8 @@ public struct Client: Sendable {
     /// The configuration's decisions followed by a ``RetryDecision`` for its retry policy (unless the policy retries
     /// nothing or the decisions already retry): the chain of every request that brings no retry of its own.
     var decisionsWithRetry: [any Decision] { storage.decisionsWithRetry }
+    /// The configuration's ``Configuration/maxConcurrentRequests`` queue, if it has one.
+    var limiter: ConcurrencyLimiter? { storage.limiter }
     /// ``decisionsWithRetry`` followed by the default ``Request/decisions``: the chain of most requests.
     var defaultDecisionChain: [any Decision] { storage.defaultDecisionChain }
 
@@ -46,6 +48,7 @@ public struct Client: Sendable {
         let registry: RequestRegistry
         let decisionsWithRetry: [any Decision]
         let defaultDecisionChain: [any Decision]
+        let limiter: ConcurrencyLimiter?
 
         init(
             servers: [Server.Environment: Server],
@@ -67,6 +70,7 @@ public struct Client: Sendable {
                 decisionsWithRetry = configuration.decisions
             }
             defaultDecisionChain = decisionsWithRetry + defaultRequestDecisions
+            limiter = configuration.maxConcurrentRequests.map { ConcurrencyLimiter(limit: $0) }
             self.bases = servers.mapValues { server in
                 Result { try RequestResolver.base(of: server) }.mapError { error in
                     error as? CourierError ?? CourierError(code: .invalidURL, stage: .resolve, message: "\(error)")

@@ -142,14 +142,24 @@ struct Pipeline<R: Request>: Sendable {
             attempt += 1
             state.withLock { $0.begin(attempt: attempt) }
 
-            var outgoing = try await prepare(
-                server: server,
-                base: base,
-                attempt: attempt,
-                redirection: redirection,
-                stripsCredentials: credentialsStripped,
-                state: state
-            )
+            // A slot of the client's `maxConcurrentRequests` from before the adapters (so a waiting call is signed
+            // when it goes) until the end of the attempt's decisions.
+            let limiter = request.lane == .standard ? client.limiter : nil
+            let slot = limiter == nil ? nil : try await Slot(limiter: limiter)
+            var outgoing: OutgoingRequest
+            do {
+                outgoing = try await prepare(
+                    server: server,
+                    base: base,
+                    attempt: attempt,
+                    redirection: redirection,
+                    stripsCredentials: credentialsStripped,
+                    state: state
+                )
+            } catch {
+                slot?.release()
+                throw error
+            }
             if let progress, let body = outgoing.body {
                 let total = body.length.knownCount
                 let attemptNumber = attempt
@@ -172,7 +182,8 @@ struct Pipeline<R: Request>: Sendable {
                         configuration.logger, secrets: configuration.redactor.secrets(of: outgoing.head))
                     : configuration.logger,
                 tls: server.tls ?? configuration.tls,
-                proxy: server.proxy ?? configuration.proxy
+                proxy: server.proxy ?? configuration.proxy,
+                lane: request.lane
             )
             var sent: TransportResponse
             var received: ReceivedResponse
@@ -208,6 +219,7 @@ struct Pipeline<R: Request>: Sendable {
                     $0.body = body
                 }
             } catch {
+                slot?.release()
                 // A failure with no usable response: the first decision that handles transport failures (the
                 // retry policy) may turn it into a restart.
                 guard !(error is CancellationError), !Task.isCancelled,
@@ -270,6 +282,9 @@ struct Pipeline<R: Request>: Sendable {
                     break decide
                 }
             }
+            // The attempt's slot ends with its decisions: a refresh they started is in flight before the next waiting
+            // call is signed (so that call waits for the new token instead of carrying the rejected one).
+            slot?.release()
             if let next = restartWith {
                 restarts += 1
                 guard restarts <= configuration.maxRestarts else {
@@ -478,4 +493,21 @@ struct Pipeline<R: Request>: Sendable {
         )
         logger.log(level: level, "\(line)", metadata: line.metadata(withHeaders: logger.logLevel <= .trace))
     }
+}
+
+/// One call's slot of a ``ConcurrencyLimiter`` (none when there is no limiter), given back at most once.
+private final class Slot {
+    private var limiter: ConcurrencyLimiter?
+
+    init(limiter: ConcurrencyLimiter?) async throws {
+        try await limiter?.acquire()
+        self.limiter = limiter
+    }
+
+    func release() {
+        limiter?.release()
+        limiter = nil
+    }
+
+    deinit { limiter?.release() }
 }

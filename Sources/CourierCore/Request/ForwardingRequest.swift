@@ -28,4 +28,5 @@ extension ForwardingRequest {
     var adapters: [any RequestAdapter] { base.adapters }
     var decisions: [any Decision] { base.decisions }
     var requestName: String { base.requestName }
+    var lane: RequestLane { base.lane }
 }

@@ -65,6 +65,11 @@ public protocol Request: Sendable {
     /// ``CachePolicy/useProtocolRules`` (RFC 9111).
     var cachePolicy: CachePolicy { get }
 
+    /// The lane this request travels in: ``RequestLane/priority`` skips the client's
+    /// ``Client/Configuration/maxConcurrentRequests`` queue and, on transports with pools, the pool the other calls
+    /// queue for. Default: ``RequestLane/standard``. Courier's OAuth 2.0 token requests are ``RequestLane/priority``.
+    var lane: RequestLane { get }
+
     /// The adapters that shape the outgoing request, in order. Default: ``standardAdapters``.
     var adapters: [any RequestAdapter] { get }
 
@@ -110,6 +115,8 @@ extension Request {
     public var adapters: [any RequestAdapter] { standardAdapters }
     /// The Swift type's name.
     public var requestName: String { String(describing: Self.self) }
+    /// ``RequestLane/standard``.
+    public var lane: RequestLane { .standard }
     /// Validate the status: a non-2xx response fails with ``CourierError/Code/unacceptableStatus``.
     public var decisions: [any Decision] { defaultRequestDecisions }
 

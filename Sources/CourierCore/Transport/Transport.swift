@@ -39,6 +39,9 @@ public struct TransportContext: Sendable {
     /// Whether this call goes through a proxy (the server's ``Server/proxy``, else the client's). A transport
     /// routes the call as ``ProxyOptions/endpoint(for:)`` says or fails with ``CourierError/Code/unsupported``.
     public var proxy: ProxyOptions
+    /// The request's lane: a transport with connection pools sends ``RequestLane/priority`` requests on a pool of
+    /// their own, so that they never wait for a connection held by the calls that wait for them.
+    public var lane: RequestLane
 
     /// Creates a transport context.
     public init(
@@ -47,7 +50,8 @@ public struct TransportContext: Sendable {
         attempt: Int = 1,
         logger: Logger = Client.Configuration.disabledLogger,
         tls: TLSOptions = .default,
-        proxy: ProxyOptions = .direct
+        proxy: ProxyOptions = .direct,
+        lane: RequestLane = .standard
     ) {
         self.deadline = deadline
         self.maxResponseBodySize = maxResponseBodySize
@@ -55,5 +59,6 @@ public struct TransportContext: Sendable {
         self.logger = logger
         self.tls = tls
         self.proxy = proxy
+        self.lane = lane
     }
 }

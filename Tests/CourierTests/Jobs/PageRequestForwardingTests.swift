@@ -20,6 +20,7 @@ private struct Everything: Request {
     var maxResponseBodySize: Int? { 77 }
     var retryPolicy: RetryPolicy? { .disabled }
     var cachePolicy: CachePolicy { .bypass }
+    var lane: RequestLane { .priority }
     var adapters: [any RequestAdapter] { [UserAgentAdapter("everything")] }
     var decisions: [any Decision] { [] }
     var requestName: String { "everythingOperation" }
@@ -31,7 +32,7 @@ struct PageRequestForwardingTests {
     /// forwarded by `PageRequest`).
     static let checked: Set<String> = [
         "method", "path", "query", "headers", "body", "server", "environment", "authentication", "timeout",
-        "maxResponseBodySize", "retryPolicy", "cachePolicy", "adapters", "decisions", "parser", "requestName",
+        "maxResponseBodySize", "retryPolicy", "cachePolicy", "lane", "adapters", "decisions", "parser", "requestName",
     ]
 
     @Test("a page's request answers every requirement as the user's request does")
@@ -50,6 +51,7 @@ struct PageRequestForwardingTests {
         #expect(page.maxResponseBodySize == base.maxResponseBodySize)
         #expect("\(String(describing: page.retryPolicy))" == "\(String(describing: base.retryPolicy))")
         #expect(page.cachePolicy == base.cachePolicy)
+        #expect(page.lane == base.lane)
         #expect(page.adapters.map(\.name) == base.adapters.map(\.name))
         #expect(page.decisions.map(\.name) == base.decisions.map(\.name))
         #expect(page.requestName == "everythingOperation")

@@ -1,0 +1,65 @@
+import Testing
+
+@testable import CourierCore
+
+@Suite("ConcurrencyLimiter: maxConcurrentRequests' queue", .timeLimit(.minutes(1)))
+struct ConcurrencyLimiterTests {
+    /// Waits until `count` calls wait for a slot (the limiter's own count, not a sleep).
+    private func waitUntil(_ limiter: ConcurrencyLimiter, waiting count: Int) async {
+        while limiter.waiting != count { await Task.yield() }
+    }
+
+    @Test("the waiters get their slots in the order they asked")
+    func firstInFirstOut() async throws {
+        let limiter = ConcurrencyLimiter(limit: 1)
+        try await limiter.acquire()
+        let order = LockedBox<[Int]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<5 {
+                group.addTask {
+                    try await limiter.acquire()
+                    order.withLock { $0.append(index) }
+                    limiter.release()
+                }
+                await waitUntil(limiter, waiting: index + 1)
+            }
+            limiter.release()
+            try await group.waitForAll()
+        }
+        #expect(order.withLock { $0 } == [0, 1, 2, 3, 4])
+        #expect(limiter.waiting == 0)
+    }
+
+    @Test("a waiter cancelled in the queue throws CancellationError and the slot goes to the next one")
+    func cancelledWaiterTakesNoSlot() async throws {
+        let limiter = ConcurrencyLimiter(limit: 1)
+        try await limiter.acquire()
+        let cancelled = Task { try await limiter.acquire() }
+        await waitUntil(limiter, waiting: 1)
+        let next = Task { try await limiter.acquire() }
+        await waitUntil(limiter, waiting: 2)
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(limiter.waiting == 1)
+        limiter.release()
+        try await next.value
+        // The one slot is held by `next`: a new caller waits until it is released.
+        let last = Task { try await limiter.acquire() }
+        await waitUntil(limiter, waiting: 1)
+        limiter.release()
+        try await last.value
+        #expect(limiter.waiting == 0)
+    }
+
+    @Test("up to the limit, nobody waits")
+    func belowTheLimit() async throws {
+        let limiter = ConcurrencyLimiter(limit: 3)
+        for _ in 0..<3 { try await limiter.acquire() }
+        #expect(limiter.waiting == 0)
+        let fourth = Task { try await limiter.acquire() }
+        await waitUntil(limiter, waiting: 1)
+        limiter.release()
+        try await fourth.value
+        #expect(limiter.waiting == 0)
+    }
+}

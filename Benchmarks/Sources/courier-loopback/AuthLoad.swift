@@ -96,23 +96,25 @@ struct AuthLoadRound: Sendable {
 /// Each phase gets a new client and `Authenticator` on the process-wide AsyncHTTPClient pool of
 /// `options.connections` connections (warmed up first, so no phase pays for connecting). The refresher goes through
 /// the same transport as the requests, as in the README; its token request travels in the priority lane (its own
-/// connection), and the client's `maxConcurrentRequests` equals the pool size, so calls that wait for a connection are
-/// signed after the refresh instead of before it (issue #17's auth-under-load row).
+/// connection), and the client's `maxConcurrentRequests` equals the pool size (`--auth-limit` changes it), so calls
+/// that wait for a connection are signed after the refresh instead of before it (issue #17's auth-under-load row).
 ///
 /// - Returns: One result per round.
 func runAuthLoad(_ options: Options, host: ServerHost, authority: TokenAuthority) async -> [AuthLoadRound] {
     let count = options.authLoad ?? 0
     _ = await authPhase(
         count: options.connections, token: authority.currentToken, baseURL: host.baseURL,
-        connections: options.connections)
+        connections: options.connections, limit: options.authLimit)
     var rounds: [AuthLoadRound] = []
     for _ in 0..<options.rounds {
         authority.resetCounts()
         let stale = await authPhase(
-            count: count, token: "revoked", baseURL: host.baseURL, connections: options.connections)
+            count: count, token: "revoked", baseURL: host.baseURL, connections: options.connections,
+            limit: options.authLimit)
         let (refreshes, rejections) = authority.counts
         let valid = await authPhase(
-            count: count, token: authority.currentToken, baseURL: host.baseURL, connections: options.connections)
+            count: count, token: authority.currentToken, baseURL: host.baseURL, connections: options.connections,
+            limit: options.authLimit)
         rounds.append(
             AuthLoadRound(
                 requests: count, staleSeconds: stale.seconds, refreshes: refreshes, rejections: rejections,
@@ -128,7 +130,8 @@ private func authPhase(
     count: Int,
     token: String,
     baseURL: URL,
-    connections: Int
+    connections: Int,
+    limit: Int?
 ) async -> (seconds: Double, errors: Int, firstError: String?) {
     let transport = AsyncHTTPClientTransport(configuration: .init(maxConnectionsPerHost: connections))
     let base = Client(server: Server(baseURL: baseURL), transport: transport)
@@ -137,7 +140,7 @@ private func authPhase(
     )
     let client = base.configured {
         $0.authenticate(with: authenticator)
-        $0.maxConcurrentRequests = connections
+        $0.maxConcurrentRequests = limit == 0 ? nil : (limit ?? connections)
     }
     do {
         _ = try await authenticator.signIn(Credential(accessToken: token, refreshToken: "refresh-0"))

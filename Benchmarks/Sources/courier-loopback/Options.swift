@@ -46,6 +46,8 @@ struct Options: Sendable {
     var scaleClient: ClientKind = .courierAHC
     /// When set, run the auth-under-load test with this many concurrent requests instead of the matrix.
     var authLoad: Int?
+    /// With `--auth-load`: the client's `maxConcurrentRequests` (`nil`: the pool size; 0: no limit).
+    var authLimit: Int?
     /// Where to write an SVG bar chart of the matrix's median req/s per client, if anywhere.
     var svgPath: String?
     /// The delay, in seconds, of each scale-test request (`/delay/{delay}`).
@@ -85,6 +87,8 @@ struct Options: Sendable {
           --auth-load N       instead of the matrix: N concurrent requests on a rejected token (one token
                               refresh, rejected calls replayed once) vs N with a valid token, per round; the
                               server runs in this process (it counts the tokens), not pinned
+          --auth-limit N      with --auth-load: the client's maxConcurrentRequests (default: --connections;
+                              0: no limit, so every queued call is signed with the rejected token)
           --svg PATH          also write a bar chart of the matrix's median req/s per client to PATH
           --serve             only run the embedded server (with /tiny) and print its URL; with --protocols,
                               also the TLS servers' URLs and their root certificate
@@ -109,6 +113,11 @@ struct Options: Sendable {
             case "--connections": connections = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--scale": scale = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--auth-load": authLoad = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--auth-limit":
+                guard let limit = Int(try value()), limit >= 0 else {
+                    throw OptionsError.invalidValue(option)
+                }
+                authLimit = limit
             case "--svg": svgPath = try value()
             case "--delay": delay = try Self.nonNegative(Double(try value()), option)
             case "--port": port = Int(try Self.nonNegative(Int(try value()).map(Double.init), option))

@@ -237,11 +237,17 @@ enum Report {
         let clean = staleErrors == 0 && validErrors == 0
         var text = "\n## Auth under load: \(grouped(Double(count))) concurrent requests, "
         text += "AHC pool \(options.connections) connections, \(rounds.count) rounds\n"
-        text += "Stale token: the client starts with a token the server rejects; the calls holding one of the "
-        text += "client's maxConcurrentRequests = \(options.connections) slots get a 401, one refresh (priority lane, "
-        text += "its own connection) renews the token, the rejected calls are replayed once, and the calls waiting "
-        text += "for a slot go out with the new token. Valid token: the same load, signed in with the current token."
-        text += "\n\n"
+        let limit = options.authLimit ?? options.connections
+        if limit > 0 {
+            text += "Stale token: the client starts with a token the server rejects; the calls holding one of the "
+            text += "client's maxConcurrentRequests = \(limit) slots get a 401, one refresh (priority lane, its own "
+            text += "connection) renews the token, the rejected calls are replayed once, and the calls waiting for a "
+            text += "slot go out with the new token."
+        } else {
+            text += "Stale token, no maxConcurrentRequests: every call is signed with the rejected token before it "
+            text += "queues for a connection, gets a 401, joins the one refresh (priority lane) and is replayed once."
+        }
+        text += " Valid token: the same load and client settings, signed in with the current token.\n\n"
         text += render(table)
         text += "\n\nexactly one token request per round: \(refreshedOnce ? "yes" : "NO"); "
         text += "no errors: \(clean ? "yes" : "NO")"

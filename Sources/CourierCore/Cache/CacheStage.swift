@@ -36,6 +36,10 @@ struct CacheStage: Sendable {
         }
     }
 
+    /// Whether ``send(_:context:over:)`` would only call the transport (no cache, no shared transfers): the pipeline
+    /// then calls the transport itself, sparing every call this stage's async frame (several KiB, issue #17).
+    var isPassThrough: Bool { cache == nil && inflight == nil }
+
     /// What the cache did in the last ``send(_:context:over:)``; `nil` when it was not involved.
     var status: CacheStatus? { record?.withLock { $0.status } }
 

@@ -19,7 +19,10 @@ public struct Client: Sendable {
     /// What sends the requests.
     public var transport: any Transport { storage.transport }
     /// Coders, adapters, decisions, limits and logging.
-    public var configuration: Configuration { storage.configuration }
+    public var configuration: Configuration {
+        // Borrowed, not copied: a copy retains each of its references, and the pipeline reads it ~20 times a call.
+        _read { yield storage.configuration }
+    }
     /// Each server's base URL, checked and taken apart once (or why it is unusable).
     var bases: [Server.Environment: Result<RequestResolver.Base, CourierError>] { storage.bases }
     /// Every server, for ``AdapterContext/knownServers``.

@@ -8,7 +8,9 @@ struct Pipeline<R: Request>: Sendable {
     let request: R
     let progress: (@Sendable (TransferProgress) -> Void)?
     /// The client's configuration (read through the client's one reference, not copied into every frame).
-    private var configuration: Client.Configuration { client.configuration }
+    private var configuration: Client.Configuration {
+        _read { yield client.configuration }
+    }
     /// The call's events for the client's monitors, or `nil` when it has none.
     private let events: CallEvents?
 
@@ -189,7 +191,10 @@ struct Pipeline<R: Request>: Sendable {
             var received: ReceivedResponse
             let streamsBody: Bool
             do {
-                sent = try await cacheStage.send(outgoing, context: context, over: client.transport)
+                sent =
+                    cacheStage.isPassThrough
+                    ? try await client.transport.send(outgoing, context: context)
+                    : try await cacheStage.send(outgoing, context: context, over: client.transport)
                 state.withLock {
                     $0.response = sent.head
                     $0.negotiatedProtocol = sent.negotiatedProtocol

@@ -22,7 +22,10 @@ public import Foundation
 /// A transport that cannot route a call the way these options say fails it with
 /// ``CourierError/Code/unsupported`` naming the reason; it never sends the call another way.
 public struct ProxyOptions: Hashable, Sendable {
-    enum Storage: Hashable, Sendable {
+    /// Indirect: a proxy's endpoint and bypass list are a few hundred bytes, and proxy options travel in every
+    /// ``TransportContext`` and ``Server`` (each byte of a call's async frames counts, issue #17); `.direct`, by far
+    /// the most common, costs nothing.
+    indirect enum Storage: Hashable, Sendable {
         case direct
         case server(Endpoint, bypass: Bypass)
         case environment(EnvironmentVariables)

@@ -22,15 +22,15 @@ struct CacheStage: Sendable {
         self.record = cache == nil ? nil : LockedBox((status: nil, stored: false))
     }
 
-    /// The stage of a call with `configuration` and a request with `policy`; a streamed body bypasses the cache.
-    init(configuration: Client.Configuration, policy: CachePolicy, streamsBody: Bool) {
+    /// The stage of a call of `client` and a request with `policy`; a streamed body bypasses the cache.
+    init(client: Client, policy: CachePolicy, streamsBody: Bool) {
         self.init(
-            cache: configuration.cache,
+            cache: client.configuration.cache,
             policy: streamsBody ? .bypass : policy,
-            inflight: configuration.deduplicatesRequests && !streamsBody ? configuration.inflight : nil
+            inflight: client.configuration.deduplicatesRequests && !streamsBody ? client.configuration.inflight : nil
         )
-        if let cache = configuration.cache {
-            for case let adapter as AuthenticationAdapter in configuration.adapters {
+        if let cache = client.configuration.cache {
+            for case let adapter as AuthenticationAdapter in client.configuration.adapters {
                 cache.follow(adapter.authenticator)
             }
         }

@@ -137,8 +137,7 @@ struct Pipeline<R: Request>: Sendable {
         let (server, base) = try client.server(for: request)
         let limit = request.maxResponseBodySize ?? configuration.maxResponseBodySize
         let streamingParser = request.parser.streamingParser
-        let cacheStage = CacheStage(
-            configuration: configuration, policy: request.cachePolicy, streamsBody: streamingParser != nil)
+        let cacheStage = CacheStage(client: client, policy: request.cachePolicy, streamsBody: streamingParser != nil)
         while true {
             try Task.checkCancellation()
             attempt += 1
@@ -148,7 +147,7 @@ struct Pipeline<R: Request>: Sendable {
             // when it goes) until the end of the attempt's decisions.
             let limiter = request.lane == .standard ? client.limiter : nil
             let slot = limiter == nil ? nil : try await Slot(limiter: limiter)
-            var outgoing: OutgoingRequest
+            let outgoing: OutgoingRequest
             do {
                 outgoing = try await prepare(
                     server: server,
@@ -162,129 +161,34 @@ struct Pipeline<R: Request>: Sendable {
                 slot?.release()
                 throw error
             }
-            if let progress, let body = outgoing.body {
-                let total = body.length.knownCount
-                let attemptNumber = attempt
-                outgoing.body = body.observing { count in
-                    progress(
-                        TransferProgress(
-                            direction: .upload, completedBytes: count, totalBytes: total, attempt: attemptNumber))
-                }
-            }
 
-            state.withLock { $0.stage = .transport }
-            events?.emit(.sent, attempt: attempt)
-            let context = TransportContext(
-                // A live body may outlast the call's deadline, which bounds the time to its head (`withDeadline`).
-                deadline: Self.isLive ? nil : deadline,
-                maxResponseBodySize: limit,
-                attempt: attempt,
-                logger: configuration.logger.logLevel <= .debug
-                    ? configuration.redactor.scrubbing(
-                        configuration.logger, secrets: configuration.redactor.secrets(of: outgoing.head))
-                    : configuration.logger,
-                tls: server.tls ?? configuration.tls,
-                proxy: server.proxy ?? configuration.proxy,
-                lane: request.lane
-            )
             var sent: TransportResponse
             var received: ReceivedResponse
             let streamsBody: Bool
             do {
-                sent =
-                    cacheStage.isPassThrough
-                    ? try await client.transport.send(outgoing, context: context)
-                    : try await cacheStage.send(outgoing, context: context, over: client.transport)
-                state.withLock {
-                    $0.response = sent.head
-                    $0.negotiatedProtocol = sent.negotiatedProtocol
-                }
-                events?.responseHead(sent.head, attempt: attempt)
-                if let progress {
-                    let total = sent.body.length.knownCount
-                    let attemptNumber = attempt
-                    sent.body = sent.body.observing { count in
-                        progress(
-                            TransferProgress(
-                                direction: .download, completedBytes: count, totalBytes: total, attempt: attemptNumber))
-                    }
-                }
-                streamsBody = streamingParser != nil && sent.head.status.kind == .successful
-                let body =
-                    streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
-                received = ReceivedResponse(
-                    head: sent.head, body: body, cacheStatus: cacheStage.status,
-                    negotiatedProtocol: sent.negotiatedProtocol)
-                cacheStage.report(to: events, attempt: attempt)
-                state.withLock {
-                    if let status = received.cacheStatus {
-                        $0.trace.record(.cache, "\(status)", .succeeded, attempt: attempt)
-                    }
-                    $0.bodySize = streamsBody ? nil : body.count
-                    $0.body = body
-                }
+                (sent, received, streamsBody) = try await transfer(
+                    outgoing, server: server, attempt: attempt, deadline: deadline, limit: limit,
+                    cacheStage: cacheStage, streams: streamingParser != nil, state: state)
             } catch {
                 slot?.release()
-                // A failure with no usable response: the first decision that handles transport failures (the
-                // retry policy) may turn it into a restart.
-                guard !(error is CancellationError), !Task.isCancelled,
-                    let (index, recovering) = decisions.enumerated().lazy
-                        .compactMap({ item in (item.element as? any TransportFailureDecision).map { (item.offset, $0) }
-                        })
-                        .first
-                else { throw error }
-                let recoveryContext = decisionContext(
-                    for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
-                    deadline: deadline)
-                guard case .restart(let next, _)? = try await recovering.recover(from: error, context: recoveryContext)
-                else { throw error }
-                state.withLock { $0.record(.decision, recovering.name, .restarted, attempt: attempt) }
+                decisions = try await recover(
+                    from: error, outgoing: outgoing, decisions: decisions, attempt: attempt, restarts: restarts,
+                    deadline: deadline, state: state)
                 restarts += 1
-                guard restarts <= configuration.maxRestarts else { throw error }
-                decisions = next
                 continue
             }
             try Task.checkCancellation()
 
             state.withLock { $0.stage = .decide }
-            var index = 0
+            let verdict = try await decide(
+                &received, outgoing: outgoing, decisions: decisions, attempt: attempt, restarts: restarts,
+                deadline: deadline, state: state)
             var restartWith: [any Decision]?
-            decide: while index < decisions.count {
-                let decision = decisions[index]
-                let decisionContext = decisionContext(
-                    for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
-                    deadline: deadline)
-                guard decision.shouldApply(to: received, context: decisionContext) else {
-                    index += 1
-                    continue
-                }
-                let action: DecisionAction
-                do {
-                    action = try await decision.decide(received, context: decisionContext)
-                } catch {
-                    state.withLock { $0.record(.decision, decision.name, .failed, attempt: attempt) }
-                    throw error
-                }
-                switch action {
-                case .continue(let response):
-                    state.withLock { $0.record(.decision, decision.name, .succeeded, attempt: attempt) }
-                    received = response
-                    index += 1
-                case .done(let response):
-                    state.withLock { $0.record(.decision, decision.name, .finished, attempt: attempt) }
-                    received = response
-                    break decide
-                case .fail(let error):
-                    state.withLock { $0.record(.decision, decision.name, .failed, attempt: attempt) }
-                    throw error
-                case .restart(let next, let target):
-                    state.withLock { $0.record(.decision, decision.name, .restarted, attempt: attempt) }
-                    restartWith = next
-                    if let target {
-                        redirection = target
-                        credentialsStripped = credentialsStripped || target.stripsCredentials
-                    }
-                    break decide
+            if case .restart(let next, let target) = verdict {
+                restartWith = next
+                if let target {
+                    redirection = target
+                    credentialsStripped = credentialsStripped || target.stripsCredentials
                 }
             }
             // The attempt's slot ends with its decisions: a refresh they started is in flight before the next waiting
@@ -292,42 +196,145 @@ struct Pipeline<R: Request>: Sendable {
             slot?.release()
             if let next = restartWith {
                 restarts += 1
-                guard restarts <= configuration.maxRestarts else {
-                    throw CourierError(
-                        code: .tooManyRestarts,
-                        stage: .decide,
-                        message:
-                            "the decisions restarted the call \(restarts) times (at most \(configuration.maxRestarts))"
-                    )
-                }
-                if let body = outgoing.body, !body.isReplayable, !(redirection?.dropsBody ?? false) {
-                    throw CourierError(
-                        code: .bodyNotReplayable,
-                        stage: .decide,
-                        message: "a decision asked to restart, but the request's body is a one-shot stream"
-                    )
-                }
+                try checkRestart(restarts, of: outgoing, redirection: redirection)
                 decisions = next
                 continue
             }
 
-            state.withLock { $0.stage = .parse }
-            let value: R.Response
-            let parseContext = ParseContext(request: outgoing.head, jsonDecoder: configuration.jsonDecoder)
-            do {
-                if let streamingParser {
-                    let body = streamsBody ? sent.body : MessageBody(received.body)
-                    value = try await streamingParser.parse(received.head, body: body, context: parseContext)
-                } else {
-                    value = try request.parser.parse(received, context: parseContext)
-                }
-            } catch {
-                state.withLock { $0.record(.parse, "parse", .failed, attempt: attempt) }
-                throw error
-            }
-            state.withLock { $0.record(.parse, "parse", .succeeded, attempt: attempt) }
-            return value
+            return try await parse(
+                received, sent: sent, streamsBody: streamsBody, streamingParser: streamingParser, outgoing: outgoing,
+                attempt: attempt, state: state)
         }
+    }
+
+    // The steps of an attempt are functions of their own, called one after the other: their locals (requests,
+    // responses, errors, decision actions: several hundred bytes each, some copied by the optimizer) live in their own
+    // async frames while they run instead of all at once in `attempts`' frame, which every call carries through the
+    // transport (issue #17: each KiB of a call's async frames costs a `malloc`).
+
+    /// Sends `outgoing` (through the cache stage when the client has one) and reads its body unless the parser
+    /// streams it: the response as sent, as the decisions see it, and whether its body is still to be read.
+    private func transfer(
+        _ outgoing: OutgoingRequest,
+        server: Server,
+        attempt: Int,
+        deadline: ContinuousClock.Instant?,
+        limit: Int,
+        cacheStage: CacheStage,
+        streams: Bool,
+        state: LockedBox<CallRecord>
+    ) async throws -> (sent: TransportResponse, received: ReceivedResponse, streamsBody: Bool) {
+        state.withLock { $0.stage = .transport }
+        events?.emit(.sent, attempt: attempt)
+        let context = transportContext(
+            for: outgoing, server: server, attempt: attempt, deadline: deadline, limit: limit)
+        var sent: TransportResponse
+        if cacheStage.isPassThrough {
+            sent = try await client.transport.send(outgoing, context: context)
+        } else {
+            sent = try await cacheStage.send(outgoing, context: context, over: client.transport)
+        }
+        state.withLock {
+            $0.response = sent.head
+            $0.negotiatedProtocol = sent.negotiatedProtocol
+        }
+        events?.responseHead(sent.head, attempt: attempt)
+        if let progress {
+            let total = sent.body.length.knownCount
+            sent.body = sent.body.observing { count in
+                progress(
+                    TransferProgress(direction: .download, completedBytes: count, totalBytes: total, attempt: attempt))
+            }
+        }
+        let streamsBody = streams && sent.head.status.kind == .successful
+        let body = streamsBody ? Data() : try await Self.readBody(of: sent, for: outgoing.head.method, limit: limit)
+        let received = ReceivedResponse(
+            head: sent.head, body: body, cacheStatus: cacheStage.status, negotiatedProtocol: sent.negotiatedProtocol)
+        cacheStage.report(to: events, attempt: attempt)
+        state.withLock {
+            if let status = received.cacheStatus {
+                $0.trace.record(.cache, "\(status)", .succeeded, attempt: attempt)
+            }
+            $0.bodySize = streamsBody ? nil : body.count
+            $0.body = body
+        }
+        return (sent, received, streamsBody)
+    }
+
+    /// A failure with no usable response: the first decision that handles transport failures (the retry policy)
+    /// may turn it into a restart.
+    ///
+    /// - Returns: The decisions of the next attempt; throws `error` when nothing restarts the call.
+    private func recover(
+        from error: any Error,
+        outgoing: OutgoingRequest,
+        decisions: [any Decision],
+        attempt: Int,
+        restarts: Int,
+        deadline: ContinuousClock.Instant?,
+        state: LockedBox<CallRecord>
+    ) async throws -> [any Decision] {
+        guard !(error is CancellationError), !Task.isCancelled,
+            let index = decisions.firstIndex(where: { $0 is any TransportFailureDecision }),
+            let recovering = decisions[index] as? any TransportFailureDecision
+        else { throw error }
+        let recoveryContext = decisionContext(
+            for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
+            deadline: deadline)
+        guard case .restart(let next, _)? = try await recovering.recover(from: error, context: recoveryContext)
+        else { throw error }
+        state.withLock { $0.record(.decision, recovering.name, .restarted, attempt: attempt) }
+        guard restarts + 1 <= configuration.maxRestarts else { throw error }
+        return next
+    }
+
+    /// Throws when a decision's restart cannot happen: past ``Client/Configuration/maxRestarts``, or with a one-shot
+    /// body to send again. Not inlined: its errors stay out of `attempts`' async frame.
+    @inline(never)
+    private func checkRestart(_ restarts: Int, of outgoing: OutgoingRequest, redirection: Redirection?) throws {
+        guard restarts <= configuration.maxRestarts else {
+            throw CourierError(
+                code: .tooManyRestarts,
+                stage: .decide,
+                message: "the decisions restarted the call \(restarts) times (at most \(configuration.maxRestarts))"
+            )
+        }
+        if let body = outgoing.body, !body.isReplayable, !(redirection?.dropsBody ?? false) {
+            throw CourierError(
+                code: .bodyNotReplayable,
+                stage: .decide,
+                message: "a decision asked to restart, but the request's body is a one-shot stream"
+            )
+        }
+    }
+
+    /// Turns the final response into the request's value with its parser (streaming the body when it was left
+    /// unread).
+    private func parse(
+        _ received: ReceivedResponse,
+        sent: TransportResponse,
+        streamsBody: Bool,
+        streamingParser: (any StreamingResponseParser<R.Response>)?,
+        outgoing: OutgoingRequest,
+        attempt: Int,
+        state: LockedBox<CallRecord>
+    ) async throws -> R.Response {
+        state.withLock { $0.stage = .parse }
+        let value: R.Response
+        let parseContext = ParseContext(request: outgoing.head, jsonDecoder: configuration.jsonDecoder)
+        do {
+            if let streamingParser {
+                let body = streamsBody ? sent.body : MessageBody(received.body)
+                value = try await streamingParser.parse(received.head, body: body, context: parseContext)
+            } else {
+                value = try request.parser.parse(received, context: parseContext)
+            }
+        } catch {
+            state.withLock { $0.record(.parse, "parse", .failed, attempt: attempt) }
+            throw error
+        }
+        state.withLock { $0.record(.parse, "parse", .succeeded, attempt: attempt) }
+        return value
     }
 
     /// The call's decisions: the client's, its retry policy (unless the request states its own retry), the
@@ -385,18 +392,7 @@ struct Pipeline<R: Request>: Sendable {
         // while one runs; not after each adapter, which would share the head's storage and make the next adapter
         // copy it (issue #17: two allocations and a lock per adapter).
         state.withLock { $0.stage = .adapt }
-        let context = AdapterContext(
-            attempt: attempt,
-            server: server,
-            knownServers: client.knownServers,
-            authentication: request.authentication,
-            jsonEncoder: configuration.jsonEncoder,
-            queryEncoder: configuration.queryEncoder,
-            formEncoder: configuration.formEncoder,
-            logger: configuration.logger,
-            callID: events?.callID,
-            stream: events?.stream
-        )
+        let context = adapterContext(server: server, attempt: attempt)
         // The request's adapters, then the client's, without building a third array.
         for adapter in request.adapters {
             try await adapt(&outgoing, with: adapter, context: context, state: state)
@@ -416,7 +412,60 @@ struct Pipeline<R: Request>: Sendable {
         try RequestValidator.validate(&outgoing, cleartextPolicy: configuration.cleartextPolicy)
         state.withLock { $0.request = outgoing.head }
         events?.adapted(outgoing.head, attempt: attempt)
+        if let progress, outgoing.body != nil {
+            Self.observeUpload(of: &outgoing, attempt: attempt, progress: progress)
+        }
         return outgoing
+    }
+
+    /// Reports the upload of `outgoing`'s body to `progress`. Not inlined: out of `prepare`'s async frame.
+    @inline(never)
+    private static func observeUpload(
+        of outgoing: inout OutgoingRequest, attempt: Int, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) {
+        guard let body = outgoing.body else { return }
+        let total = body.length.knownCount
+        outgoing.body = body.observing { count in
+            progress(TransferProgress(direction: .upload, completedBytes: count, totalBytes: total, attempt: attempt))
+        }
+    }
+
+    /// What the adapters of this attempt know. Not inlined: the temporaries of building it stay out of
+    /// ``prepare(server:base:attempt:redirection:stripsCredentials:state:)``'s async frame.
+    @inline(never)
+    private func adapterContext(server: Server, attempt: Int) -> AdapterContext {
+        AdapterContext(
+            attempt: attempt,
+            server: server,
+            knownServers: client.knownServers,
+            authentication: request.authentication,
+            jsonEncoder: configuration.jsonEncoder,
+            queryEncoder: configuration.queryEncoder,
+            formEncoder: configuration.formEncoder,
+            logger: configuration.logger,
+            callID: events?.callID,
+            stream: events?.stream
+        )
+    }
+
+    /// What the transport needs to know about this attempt. Not inlined, like ``adapterContext(server:attempt:)``.
+    @inline(never)
+    private func transportContext(
+        for outgoing: OutgoingRequest, server: Server, attempt: Int, deadline: ContinuousClock.Instant?, limit: Int
+    ) -> TransportContext {
+        TransportContext(
+            // A live body may outlast the call's deadline, which bounds the time to its head (`withDeadline`).
+            deadline: Self.isLive ? nil : deadline,
+            maxResponseBodySize: limit,
+            attempt: attempt,
+            logger: configuration.logger.logLevel <= .debug
+                ? configuration.redactor.scrubbing(
+                    configuration.logger, secrets: configuration.redactor.secrets(of: outgoing.head))
+                : configuration.logger,
+            tls: server.tls ?? configuration.tls,
+            proxy: server.proxy ?? configuration.proxy,
+            lane: request.lane
+        )
     }
 
     /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also
@@ -443,6 +492,57 @@ struct Pipeline<R: Request>: Sendable {
             throw error
         }
         state.withLock { $0.record(.adapter, adapter.name, .succeeded, attempt: context.attempt) }
+    }
+
+    /// Runs the decision chain on `received` in order, until one finishes, fails or restarts the call.
+    ///
+    /// - Returns: `.restart` with the next chain (and a redirection target), or `nil` when `received` is final.
+    /// A function of its own: its locals stay out of ``attempts(deadline:state:)``'s async frame, which every call
+    /// carries through the transport (issue #17: each KiB of a call's frames is a `malloc`).
+    private func decide(
+        _ received: inout ReceivedResponse,
+        outgoing: OutgoingRequest,
+        decisions: [any Decision],
+        attempt: Int,
+        restarts: Int,
+        deadline: ContinuousClock.Instant?,
+        state: LockedBox<CallRecord>
+    ) async throws -> DecisionAction? {
+        var index = 0
+        while index < decisions.count {
+            let decision = decisions[index]
+            let decisionContext = decisionContext(
+                for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
+                deadline: deadline)
+            guard decision.shouldApply(to: received, context: decisionContext) else {
+                index += 1
+                continue
+            }
+            let action: DecisionAction
+            do {
+                action = try await decision.decide(received, context: decisionContext)
+            } catch {
+                state.withLock { $0.record(.decision, decision.name, .failed, attempt: attempt) }
+                throw error
+            }
+            switch action {
+            case .continue(let response):
+                state.withLock { $0.record(.decision, decision.name, .succeeded, attempt: attempt) }
+                received = response
+                index += 1
+            case .done(let response):
+                state.withLock { $0.record(.decision, decision.name, .finished, attempt: attempt) }
+                received = response
+                return nil
+            case .fail(let error):
+                state.withLock { $0.record(.decision, decision.name, .failed, attempt: attempt) }
+                throw error
+            case .restart:
+                state.withLock { $0.record(.decision, decision.name, .restarted, attempt: attempt) }
+                return action
+            }
+        }
+        return nil
     }
 
     /// What decisions at `index` of `decisions` know about this attempt.

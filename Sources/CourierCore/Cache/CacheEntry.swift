@@ -1,19 +1,26 @@
-import Foundation
+public import Foundation
 import HTTPTypes
 
-/// A stored response with the times the cache needs to compute its age (RFC 9111 §4.2.3).
-struct CacheEntry: Sendable {
-    var key: CacheKey
-    var status: Int
+/// A stored response with the times the cache needs to compute its age (RFC 9111 §4.2.3): what an ``HTTPCache``
+/// gives its ``CacheStore`` to keep.
+///
+/// A store keeps entries as they are given and hands them back unchanged; ``serialized()`` and
+/// ``init(serialized:)`` turn one into bytes and back for a store outside the process.
+public struct CacheEntry: Sendable {
+    /// Where the entry lives.
+    public private(set) var key: CacheKey
+    /// The response's status code.
+    public private(set) var status: Int
     /// The stored response header fields, in order, without hop-by-hop fields.
-    var headers: [(name: String, value: String)]
-    var body: Data
+    public private(set) var headers: [(name: String, value: String)]
+    /// The response body, whole.
+    public private(set) var body: Data
     /// When the request that produced (or last validated) the response was sent.
-    var requestTime: Date
+    public private(set) var requestTime: Date
     /// When its response head arrived.
-    var responseTime: Date
+    public private(set) var responseTime: Date
     /// The request header values the response's `Vary` nominates (lowercase names; `nil` when absent).
-    var vary: [String: String?]
+    public private(set) var vary: [String: String?]
 
     /// Derived from `headers` once, so a lookup parses no dates.
     private(set) var control: CacheControl
@@ -24,7 +31,17 @@ struct CacheEntry: Sendable {
     private(set) var eTag: String?
     private(set) var lastModifiedText: String?
 
-    init(
+    /// Creates an entry; the cache makes these, a store only keeps them.
+    ///
+    /// - Parameters:
+    ///   - key: Where the entry lives.
+    ///   - status: The response's status code.
+    ///   - headers: The stored header fields, in order.
+    ///   - body: The whole body.
+    ///   - requestTime: When the request was sent.
+    ///   - responseTime: When the response head arrived.
+    ///   - vary: The request header values the response's `Vary` nominates.
+    public init(
         key: CacheKey,
         status: Int,
         headers: [(name: String, value: String)],
@@ -68,8 +85,8 @@ struct CacheEntry: Sendable {
         HTTPResponse(status: HTTPResponse.Status(code: status), headerFields: headerFields)
     }
 
-    /// Bytes the entry takes in a store: body, header text and a fixed overhead.
-    var cost: Int { body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 256 }
+    /// Bytes the entry takes in a store: body, header text and a fixed overhead; what a store's byte limit counts.
+    public var cost: Int { body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 256 }
 
     /// The entry's current age at `now` (RFC 9111 §4.2.3).
     func age(at now: Date) -> TimeInterval {
@@ -124,5 +141,21 @@ struct CacheEntry: Sendable {
             if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
         }
         return fields
+    }
+}
+
+extension CacheEntry {
+    /// The entry as bytes (the disk store's format: a checksummed head and the body; `Set-Cookie` left out, since a
+    /// session cookie does not belong in storage that outlives the process); `nil` when it cannot be encoded.
+    public func serialized() -> Data? {
+        DiskCacheStore.encode(self)
+    }
+
+    /// The entry in `data`, made by ``serialized()``; `nil` when `data` is not a complete, intact entry.
+    ///
+    /// - Parameter data: Bytes from ``serialized()``.
+    public init?(serialized data: Data) {
+        guard let entry = DiskCacheStore.decode(data) else { return nil }
+        self = entry
     }
 }

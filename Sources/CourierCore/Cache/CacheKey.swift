@@ -1,14 +1,23 @@
 import Foundation
 import HTTPTypes
 
-/// Where an entry lives: the credential partition and the absolute URL of a GET.
-struct CacheKey: Hashable, Sendable {
-    /// `""` for unsigned requests, else an HMAC-SHA256 of the `Authorization` value under the cache's random key.
-    var partition: String
+/// Where a ``CacheEntry`` lives: the credential partition and the absolute URL of a GET.
+///
+/// A ``CacheStore`` keeps at most one entry per key. The partition keeps one credential's responses from another's:
+/// it never contains the credential itself, only an HMAC of it under the store's ``CacheStore/partitionKey``.
+public struct CacheKey: Hashable, Sendable {
+    /// `""` for unsigned requests, else a hex HMAC-SHA256 of the `Authorization` value under the store's
+    /// ``CacheStore/partitionKey``.
+    public var partition: String
     /// The absolute URL, with its query.
-    var url: String
+    public var url: String
 
-    init(partition: String, url: String) {
+    /// Creates a key.
+    ///
+    /// - Parameters:
+    ///   - partition: The credential partition (`""` for unsigned requests).
+    ///   - url: The absolute URL, with its query.
+    public init(partition: String, url: String) {
         self.partition = partition
         self.url = url
     }

@@ -71,7 +71,7 @@ struct CacheStage: Sendable {
             let response = try await network(request, context: context, over: transport)
             if (200..<400).contains(response.head.status.code) {
                 for target in CacheRules.invalidatedURLs(request: url, response: response.head) {
-                    cache.store.removeAll { $0.url == target }
+                    await cache.discard(.url(target))
                 }
             }
             return response
@@ -85,7 +85,8 @@ struct CacheStage: Sendable {
             return try await network(request, context: context, over: transport)
         }
         let stored =
-            policy == .reloadIgnoringCache ? nil : cache.store.entry(for: key).flatMap { $0.matches(fields) ? $0 : nil }
+            policy == .reloadIgnoringCache
+            ? nil : await cache.lookUp(key).flatMap { $0.matches(fields) ? $0 : nil }
         let now = cache.now()
         if let stored {
             let age = stored.age(at: now)
@@ -161,7 +162,7 @@ struct CacheStage: Sendable {
             // Read the (empty) body to its end so the transport can reuse the connection.
             _ = try? await response.body.collect(upTo: context.maxResponseBodySize)
             let merged = stored.merging(response.head, requestTime: requestTime, responseTime: responseTime)
-            cache.store.store(merged)
+            await cache.keep(merged)
             return serve(merged, age: merged.age(at: responseTime), as: .revalidated)
         }
         if let stored, (500...504).contains(code),
@@ -172,7 +173,7 @@ struct CacheStage: Sendable {
         }
         record?.withLock { $0.status = CacheStatus(outcome: .miss) }
         guard CacheRules.isStorable(response.head, requestControl: requestControl) else {
-            if stored != nil { cache.store.removeAll { $0 == key } }
+            if stored != nil { await cache.discard(.key(key)) }
             return response
         }
         // A body cut short throws here (nothing is stored) and fails the call as it would without a cache.
@@ -182,7 +183,7 @@ struct CacheStage: Sendable {
                 ($0, CacheEntry.joinedValue(of: $0, in: request.head.headerFields))
             }
             record?.withLock { $0.stored = true }
-            cache.store.store(
+            await cache.keep(
                 CacheEntry(
                     key: key,
                     status: code,

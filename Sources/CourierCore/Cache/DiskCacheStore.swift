@@ -26,7 +26,7 @@ import Foundation
 ///   file name nor a file's head lets anyone guess a credential;
 /// - one store per directory: an advisory `flock` on `.lock`, held while the store lives, makes a second store (in
 ///   this process or another) fail at once with a clear error instead of tearing entries.
-final class DiskCacheStore: CacheStore {
+final class DiskCacheStore: LocalCacheStore {
     private struct Record {
         var key: CacheKey
         var size: Int
@@ -142,7 +142,7 @@ final class DiskCacheStore: CacheStore {
         return key
     }
 
-    func entry(for key: CacheKey) -> CacheEntry? {
+    func cachedEntry(for key: CacheKey) -> CacheEntry? {
         let name = key.fileName
         let known = state.withLock { state -> Bool in
             guard state.records[name] != nil else { return false }
@@ -159,7 +159,7 @@ final class DiskCacheStore: CacheStore {
         return entry
     }
 
-    func store(_ entry: CacheEntry) {
+    func keep(_ entry: CacheEntry) {
         let name = entry.key.fileName
         guard let data = Self.encode(entry), data.count <= byteLimit else {
             drop(name)

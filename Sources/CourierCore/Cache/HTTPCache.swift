@@ -40,6 +40,8 @@ public final class HTTPCache: Sendable {
     /// The current time: inject a fixed clock in tests so freshness is computed without waiting.
     let now: @Sendable () -> Date
     let store: any CacheStore
+    /// The same store when it is a built-in one, answered synchronously.
+    let local: (any LocalCacheStore)?
     private let background = LockedBox<[Int: Task<Void, Never>]>([:])
     private let attached = LockedBox<Set<ObjectIdentifier>>([])
     private let backgroundIDs = LockedBox(0)
@@ -51,17 +53,17 @@ public final class HTTPCache: Sendable {
     ///   - servesStaleWhenOffline: Serve the last stored response, marked stale, when the network fails.
     ///   - now: The current time; inject a fixed clock in tests.
     /// - Throws: When the disk directory cannot be created or read, or another cache holds it.
-    public init(
+    public convenience init(
         storage: Storage = .memory(byteLimit: 10 << 20),
         servesStaleWhenOffline: Bool = true,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
-        switch storage {
-        case .memory(let byteLimit): store = MemoryCacheStore(byteLimit: byteLimit)
-        case .disk(let directory, let byteLimit): store = try DiskCacheStore(directory: directory, byteLimit: byteLimit)
-        }
-        self.servesStaleWhenOffline = servesStaleWhenOffline
-        self.now = now
+        let store: any CacheStore =
+            switch storage {
+            case .memory(let byteLimit): MemoryCacheStore(byteLimit: byteLimit)
+            case .disk(let directory, let byteLimit): try DiskCacheStore(directory: directory, byteLimit: byteLimit)
+            }
+        self.init(store: store, servesStaleWhenOffline: servesStaleWhenOffline, now: now)
     }
 
     /// An in-memory cache of at most `byteLimit` bytes.
@@ -69,33 +71,91 @@ public final class HTTPCache: Sendable {
         HTTPCache(store: MemoryCacheStore(byteLimit: byteLimit), servesStaleWhenOffline: true, now: { Date() })
     }
 
-    init(store: any CacheStore, servesStaleWhenOffline: Bool, now: @escaping @Sendable () -> Date) {
+    /// Creates a cache on a store of your own, such as one several processes share.
+    ///
+    /// ```swift
+    /// let cache = HTTPCache(store: PostgresCacheStore(client: postgres, namespace: "github", key: cacheKey))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - store: Where the entries live; see ``CacheStore`` for its contract.
+    ///   - servesStaleWhenOffline: Serve the last stored response, marked stale, when the network fails.
+    ///   - now: The current time; inject a fixed clock in tests.
+    public init(
+        store: any CacheStore,
+        servesStaleWhenOffline: Bool = true,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.store = store
+        self.local = store as? any LocalCacheStore
         self.servesStaleWhenOffline = servesStaleWhenOffline
         self.now = now
     }
 
-    /// The bytes the stored entries take.
-    public var totalBytes: Int { store.totalBytes }
+    /// The bytes the stored entries take, for the memory and disk stores; `0` for a store of your own (ask it).
+    public var totalBytes: Int { local?.totalBytes ?? 0 }
 
-    /// How many responses are stored, for every credential.
-    public var count: Int { store.count }
+    /// How many responses are stored, for every credential, for the memory and disk stores; `0` for a store of
+    /// your own (ask it).
+    public var count: Int { local?.count ?? 0 }
 
     /// Removes every entry, for every credential.
+    ///
+    /// With a store of your own the removal runs in the background; await ``removeEntries(_:)`` to know when it is
+    /// done.
     public func removeAll() {
-        store.removeAll { _ in true }
+        remove(.all)
     }
 
     /// Removes the entries for `url` (every credential's), as a successful unsafe request to it does.
+    ///
+    /// With a store of your own the removal runs in the background; await ``removeEntries(_:)`` to know when it is
+    /// done.
     public func removeEntries(for url: URL) {
-        let text = url.absoluteString
-        store.removeAll { $0.url == text }
+        remove(.url(url.absoluteString))
     }
 
     /// Removes the entries of requests signed with the `Authorization` value `authorization`.
+    ///
+    /// With a store of your own the removal runs in the background; await ``removeEntries(_:)`` to know when it is
+    /// done.
     public func removeEntries(signedWith authorization: String) {
-        let partition = CacheKey.partition(ofAuthorization: authorization, key: store.partitionKey)
-        store.removeAll { $0.partition == partition }
+        remove(.partition(CacheKey.partition(ofAuthorization: authorization, key: store.partitionKey)))
+    }
+
+    /// Removes the entries `selection` names, and returns once the store has.
+    ///
+    /// - Throws: The store's error when it cannot remove them.
+    public func removeEntries(_ selection: CacheSelection) async throws {
+        try await store.removeEntries(selection)
+    }
+
+    /// The entry at `key`; a store's error is a miss.
+    func lookUp(_ key: CacheKey) async -> CacheEntry? {
+        if let local { return local.cachedEntry(for: key) }
+        return try? await store.entry(for: key)
+    }
+
+    /// Stores `entry`; a store's error is skipped.
+    func keep(_ entry: CacheEntry) async {
+        if let local { return local.keep(entry) }
+        try? await store.store(entry)
+    }
+
+    /// Removes `selection` before returning; a store's error is skipped.
+    func discard(_ selection: CacheSelection) async {
+        if let local { return local.removeAll { selection.contains($0) } }
+        try? await store.removeEntries(selection)
+    }
+
+    /// Removes `selection` at once from a built-in store, or in the background from another.
+    private func remove(_ selection: CacheSelection) {
+        if let local {
+            local.removeAll { selection.contains($0) }
+        } else {
+            let store = self.store
+            runInBackground { try? await store.removeEntries(selection) }
+        }
     }
 
     /// Purges signed entries when `authenticator`'s credential changes: on sign-in, refresh or loading from its
@@ -110,9 +170,9 @@ public final class HTTPCache: Sendable {
             switch change {
             case .installed(let authorization):
                 let keep = CacheKey.partition(ofAuthorization: authorization, key: self.store.partitionKey)
-                store.removeAll { !$0.partition.isEmpty && $0.partition != keep }
+                remove(.signedPartitions(except: keep))
             case .cleared:
-                store.removeAll { !$0.partition.isEmpty }
+                remove(.signedPartitions(except: nil))
             }
         }
     }

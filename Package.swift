@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
         .library(name: "CourierObservability", targets: ["CourierObservability"]),
         .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
+        .library(name: "CourierPostgres", targets: ["CourierPostgres"]),
         .executable(name: "courier-demo", targets: ["courier-demo"]),
     ],
     traits: [
@@ -58,7 +59,14 @@ let package = Package(
                 (swift-openapi-runtime, which needs only swift-http-types).
                 """
         ),
-        .default(enabledTraits: ["AsyncHTTPClient", "TestServer", "Observability", "OpenAPI"]),
+        .trait(
+            name: "Postgres",
+            description: """
+                CourierPostgres: a credential store with fleet-wide single-flight refresh and a shared HTTP cache \
+                store on PostgreSQL (postgres-nio, swift-crypto), for many server instances calling one API.
+                """
+        ),
+        .default(enabledTraits: ["AsyncHTTPClient", "TestServer", "Observability", "OpenAPI", "Postgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -76,6 +84,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Test-only: the generator's build plugin turns Tests/CourierOpenAPITests/openapi.yaml into a client.
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         // Test-only (consumers never resolve it): the real OpenTelemetry SDK for CourierOTelTests, OTLP/HTTP only.
@@ -162,6 +171,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: traitGated(["OpenAPI"])),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CourierPostgres",
+            dependencies: [
+                "CourierCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: traitGated(["Postgres"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: traitGated(["Postgres"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: traitGated(["Postgres"])),
+            ],
+            exclude: ["Database/schema.sql"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -296,6 +319,35 @@ let package = Package(
             exclude: ["Package.swift", "Sources/gateway"],
             sources: ["Sources/Gateway", "Tests/GatewayTests"],
             swiftSettings: [.swiftLanguageMode(.v6)]  // as the example's own package builds them
+        ),
+        .executableTarget(
+            name: "courier-fleet-worker",
+            dependencies: [
+                "Courier",
+                "CourierCore",
+                "CourierPostgres",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: traitGated(["Postgres"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: traitGated(["Postgres"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierPostgresTests",
+            dependencies: [
+                "Courier",
+                "CourierCore",
+                "CourierPostgres",
+                "CourierTesting",
+                "CourierTestServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CourierTests",

@@ -10,6 +10,8 @@ import PackageDescription
 /// - `courier-cache`: cache hit and 304 revalidation latency against a round trip.
 /// - `courier-streaming`: Server-Sent Events parsing throughput against swift-openapi-runtime's, and the latency from
 ///   a server's flush to the event loop on each transport.
+/// - `courier-fleet`: CourierPostgres's per-call overhead with a valid token against the in-memory store, and a
+///   refresh storm's latency across a fleet of processes against one process (needs `scripts/postgres-lab`).
 /// - `CourierMicro` (under `Benchmarks/`): package-benchmark micro benchmarks (`swift package benchmark`).
 /// - `run`: all of them but `courier-cache`, writing `RESULTS.md`.
 let package = Package(
@@ -24,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         .executableTarget(
@@ -48,6 +52,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "courier-fleet",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierPostgres", package: "Courier"),
+                .product(name: "CourierTestServer", package: "Courier"),
+                .product(name: "CourierTesting", package: "Courier"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -1,0 +1,371 @@
+#if Postgres
+    public import CourierCore
+    public import Crypto
+    import Foundation
+    public import Logging
+    public import PostgresNIO
+
+    /// A `CredentialStore` in PostgreSQL that many server instances share, with a fleet-wide single-flight refresh.
+    ///
+    /// Give the store to each instance's `Authenticator` together with ``refresher(wrapping:)``: the authenticator
+    /// keeps single-flighting refreshes inside the process, and the wrapped refresher makes them single-flight across
+    /// the fleet. One instance sends the refresh token; the others wait on PostgreSQL's lock and take the credential
+    /// it stored, without a request to the token endpoint. A rotated refresh token is therefore never sent twice.
+    ///
+    /// The access token stays in each process (in the authenticator) until it expires or a server rejects it: the
+    /// database is read when an authenticator first loads, and written on refresh, sign-in and sign-out; never per
+    /// call.
+    ///
+    /// Tokens are sealed with AES-GCM under a key the application provides (``init(client:name:key:lockTimeout:connectionTimeout:logger:)``),
+    /// bound to the credential's name and generation; the key is never written anywhere. The tables are created on
+    /// first use (`Database/schema.sql` has the same SQL, versioned).
+    ///
+    /// ```swift
+    /// let store = PostgresCredentialStore(client: postgres, name: "github", key: credentialKey)
+    /// let authenticator = Authenticator(
+    ///     store: store,
+    ///     refresher: store.refresher(wrapping: OAuth2RefreshTokenRefresher(client: base, path: "/oauth/token",
+    ///                                                                     clientID: "fleet"))
+    /// )
+    /// ```
+    ///
+    /// The `PostgresClient` is the application's: run it (its `run()`, or a `ServiceGroup`) for as long as the store
+    /// is used. When the database is down, calls signed with a valid cached access token go on working; a refresh,
+    /// sign-in or sign-out fails with `CourierError.Code.credentialStoreFailed` naming what it was doing, and the
+    /// credential is kept, so a later call tries again (bounded by the authenticator's storm guard).
+    public actor PostgresCredentialStore: CredentialStore {
+        /// The credential's row name: one per upstream account the fleet signs in to.
+        public nonisolated let name: String
+        /// How long a refresh waits for another instance's refresh before failing with
+        /// `CourierError.Code.credentialStoreFailed`. An instance that dies releases the lock at once (its
+        /// connection closes); this bounds the wait on one that hangs.
+        public nonisolated let lockTimeout: Duration
+        /// How long an operation waits for a connection from the client's pool before failing with
+        /// `CourierError.Code.credentialStoreFailed` (the pool itself waits while the database is down).
+        public nonisolated let connectionTimeout: Duration
+
+        let client: PostgresClient
+        let key: SealingKey
+        let logger: Logger
+        private var migration: Task<Void, any Error>?
+        private var loading: Task<Credential?, any Error>?
+        /// The row as this process last read or wrote it: a `save` of the same tokens is the authenticator echoing
+        /// a credential the store handed it, not a sign-in.
+        var synced: (generation: Int64, credential: Credential)?
+        /// Statements sent to the database, for tests and the benchmark (no statement runs per call).
+        private(set) var statementCount = 0
+        /// Hooks that let the fleet tests stop a refresh at a precise point.
+        package var testHooks = FleetTestHooks()
+        private var isListening = false
+        private var listeningWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The last signed-out or ended generation a watcher applied (so it signs out once per change).
+        var watchedSignOut: Int64?
+
+        /// Creates a store for the credential `name`.
+        ///
+        /// Nothing is sent to the database until the first ``load()``, ``save(_:)`` or refresh.
+        ///
+        /// - Parameters:
+        ///   - client: The application's PostgreSQL client; the application runs it.
+        ///   - name: The credential's name, the same on every instance (the row and the lock are per name).
+        ///   - key: The key tokens are sealed with (AES-GCM, 256-bit recommended); the same on every instance, kept
+        ///     out of the database (in the environment or a secret manager).
+        ///   - lockTimeout: The longest a refresh waits for another instance's; default 30 seconds.
+        ///   - connectionTimeout: The longest an operation waits for a database connection; default 10 seconds.
+        ///   - logger: Where the store reports refreshes it adopted or performed, at debug level.
+        public init(
+            client: PostgresClient,
+            name: String,
+            key: SymmetricKey,
+            lockTimeout: Duration = .seconds(30),
+            connectionTimeout: Duration = .seconds(10),
+            logger: Logger = Logger(label: "CourierPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+        ) {
+            self.client = client
+            self.name = name
+            self.key = SealingKey(key, purpose: "credentials")
+            self.lockTimeout = lockTimeout
+            self.connectionTimeout = connectionTimeout
+            self.logger = logger
+        }
+
+        /// A refresher that runs `refresher` for the whole fleet: at most one instance at a time, and only when no
+        /// other instance has already renewed the credential.
+        ///
+        /// - Parameter refresher: What renews the credential, such as `OAuth2RefreshTokenRefresher`.
+        /// - Returns: The refresher to give the `Authenticator` that uses this store.
+        public nonisolated func refresher(wrapping refresher: any TokenRefresher) -> PostgresFleetRefresher {
+            PostgresFleetRefresher(store: self, wrapped: refresher)
+        }
+
+        /// The fleet's credential; `nil` when the fleet is signed out or its session ended.
+        ///
+        /// The first call reads the database, and concurrent calls share that query. Later calls return the
+        /// credential this store last read or wrote, without a query (an authenticator loads once per caller that
+        /// finds it unloaded, so 250 concurrent first calls would otherwise read the row 250 times); a newer one
+        /// written by another instance is adopted at the next refresh, or at once with a
+        /// ``PostgresCredentialWatcher``.
+        ///
+        /// - Throws: `CourierError.Code.credentialStoreFailed` when the database cannot be reached or the sealed
+        ///   credential does not open with the key.
+        public func load() async throws -> Credential? {
+            if let synced { return synced.credential }
+            if let loading { return try await loading.value }
+            let task = Task { try await self.readCredential() }
+            loading = task
+            defer { loading = nil }
+            return try await task.value
+        }
+
+        /// Stores `credential` for the fleet (a sign-in): a new generation, sealed, under the fleet's lock.
+        ///
+        /// The authenticator also calls this after every refresh; when the credential is the one the fleet refresh
+        /// just stored or adopted, nothing is written.
+        ///
+        /// - Throws: `CourierError.Code.credentialStoreFailed` when it cannot be written.
+        public func save(_ credential: Credential) async throws {
+            if let synced, Self.sameTokens(synced.credential, credential) { return }
+            try await migrated()
+            do {
+                try await withFleetLock { connection in try await self.saveLocked(credential, on: connection) }
+            } catch {
+                throw PostgresFailure.wrap("saving the credential \"\(name)\" to PostgreSQL", error)
+            }
+        }
+
+        /// Signs the whole fleet out: the sealed credential is deleted and every instance's next refresh fails with
+        /// `CourierError.Code.reauthenticationRequired`. Succeeds when already signed out, or when a refresh has
+        /// already ended the session.
+        ///
+        /// - Throws: `CourierError.Code.credentialStoreFailed` when the database cannot be reached.
+        public func clear() async throws {
+            try await migrated()
+            do {
+                try await withFleetLock { connection in try await self.clearLocked(on: connection) }
+            } catch {
+                throw PostgresFailure.wrap("signing the credential \"\(name)\" out in PostgreSQL", error)
+            }
+        }
+
+        /// The credential's generation in the database (it grows with every sign-in, refresh and sign-out); `nil`
+        /// when there is no row. For diagnostics and tests.
+        ///
+        /// - Throws: `CourierError.Code.credentialStoreFailed` when the database cannot be reached.
+        public func storedGeneration() async throws -> Int64? {
+            try await migrated()
+            do {
+                return try await ConnectionLease.with(client, timeout: connectionTimeout) { connection in
+                    try await self.readRow(connection)?.generation
+                }
+            } catch {
+                throw PostgresFailure.wrap("reading the credential \"\(name)\" from PostgreSQL", error)
+            }
+        }
+
+        /// How many statements this store has sent (tests and benchmarks check that none runs per call).
+        public var statementsSent: Int { statementCount }
+
+        /// Installs hooks that stop a refresh at a precise point (the fleet tests' kill -9).
+        package func setTestHooks(_ hooks: FleetTestHooks) { testHooks = hooks }
+
+        /// Returns once a ``PostgresCredentialWatcher`` of this store is listening (tests start changes after it).
+        package func waitUntilListening() async {
+            if isListening { return }
+            await withCheckedContinuation { listeningWaiters.append($0) }
+        }
+
+        /// A watcher's `LISTEN` is in place.
+        func noteListening() {
+            isListening = true
+            for waiter in listeningWaiters { waiter.resume() }
+            listeningWaiters.removeAll()
+        }
+
+        // MARK: - Internals shared with the refresher
+
+        /// The credential's row.
+        struct Row {
+            var generation: Int64
+            var state: String
+            var sealed: Data?
+            var refreshStartedGeneration: Int64?
+        }
+
+        /// Creates the tables once per process (and once per database: see ``PostgresSchema``).
+        func migrated() async throws {
+            if let migration { return try await migration.value }
+            let task = Task { [client, logger, connectionTimeout] in
+                try await PostgresSchema.migrate(client, timeout: connectionTimeout, logger: logger)
+            }
+            migration = task
+            do {
+                try await task.value
+            } catch {
+                migration = nil
+                throw PostgresFailure.wrap("creating the CourierPostgres tables", error)
+            }
+        }
+
+        private func readCredential() async throws -> Credential? {
+            try await migrated()
+            do {
+                return try await ConnectionLease.with(client, timeout: connectionTimeout) { connection in
+                    try await self.readCredential(on: connection)
+                }
+            } catch {
+                throw PostgresFailure.wrap("reading the credential \"\(name)\" from PostgreSQL", error)
+            }
+        }
+
+        private func readCredential(on connection: PostgresConnection) async throws -> Credential? {
+            guard let row = try await readRow(connection), row.state == "active", let sealed = row.sealed else {
+                synced = nil
+                return nil
+            }
+            let credential = try open(sealed, generation: row.generation)
+            synced = (row.generation, credential)
+            return credential
+        }
+
+        /// A sign-in: the next generation, sealed, under the lock.
+        private func saveLocked(_ credential: Credential, on connection: PostgresConnection) async throws {
+            let current = try await readRow(connection)
+            let generation = (current?.generation ?? 0) + 1
+            let sealed = try seal(credential, generation: generation)
+            try await run(
+                """
+                INSERT INTO courier_credentials (name, generation, state, sealed)
+                VALUES (\(name), \(generation), 'active', \(sealed))
+                ON CONFLICT (name) DO UPDATE SET generation = EXCLUDED.generation, state = 'active',
+                    sealed = EXCLUDED.sealed, refresh_started_generation = NULL, refresh_started_at = NULL,
+                    updated_at = now()
+                """, on: connection)
+            try await notify(generation, on: connection)
+            synced = (generation, credential)
+        }
+
+        /// A sign-out, under the lock; notifies only when it changed the row.
+        private func clearLocked(on connection: PostgresConnection) async throws {
+            let rows = try await run(
+                """
+                UPDATE courier_credentials SET state = 'signedOut', sealed = NULL,
+                    generation = generation + 1, refresh_started_generation = NULL, updated_at = now()
+                WHERE name = \(name) AND state = 'active'
+                RETURNING generation
+                """, on: connection)
+            var changed: Int64?
+            for try await generation in rows.decode(Int64.self) { changed = generation }
+            if let changed { try await notify(changed, on: connection) }
+            synced = nil
+        }
+
+        func readRow(_ connection: PostgresConnection) async throws -> Row? {
+            let rows = try await run(
+                """
+                SELECT generation, state, sealed, refresh_started_generation FROM courier_credentials
+                WHERE name = \(name)
+                """, on: connection)
+            for try await (generation, state, sealed, started) in rows.decode((Int64, String, Data?, Int64?).self) {
+                return Row(generation: generation, state: state, sealed: sealed, refreshStartedGeneration: started)
+            }
+            return nil
+        }
+
+        /// Runs `body` holding the credential's session-level advisory lock on one connection.
+        ///
+        /// Session-level, not transaction-scoped: a refresh commits a marker before it sends the refresh token, and
+        /// the lock must outlive that commit. PostgreSQL releases it when the connection closes, so an instance
+        /// killed mid-refresh frees it at once. Waiting for it is PostgreSQL's own lock queue: no polling.
+        func withFleetLock<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T)
+            async throws -> T
+        {
+            try await ConnectionLease.with(client, timeout: connectionTimeout) { connection in
+                try await self.lock(connection)
+                let result: Result<T, any Error>
+                do {
+                    result = .success(try await body(connection))
+                } catch {
+                    result = .failure(error)
+                }
+                await self.unlockOrClose(connection)
+                return try result.get()
+            }
+        }
+
+        /// Releases the lock; when that fails, closes the connection instead (PostgreSQL then releases every lock
+        /// of the session), so a pooled connection never goes back to the pool holding the fleet's lock, which would
+        /// stall every other instance until its ``lockTimeout``.
+        private func unlockOrClose(_ connection: PostgresConnection) async {
+            do {
+                try await unlock(connection)
+            } catch {
+                logger.error(
+                    "releasing the refresh lock failed; closing its connection",
+                    metadata: ["error": "\(PostgresFailure.describe(error))"])
+                try? await connection.close()
+            }
+        }
+
+        private func lock(_ connection: PostgresConnection) async throws {
+            try await run(
+                PostgresQuery(unsafeSQL: "SET lock_timeout = \(Self.milliseconds(lockTimeout))"), on: connection)
+            do {
+                try await run(
+                    "SELECT pg_advisory_lock(hashtextextended('courier.credential:' || \(name), 0))", on: connection)
+            } catch {
+                // The pooled connection goes back without this store's timeout.
+                _ = try? await run("SET lock_timeout = 0", on: connection)
+                if let error = error as? PSQLError, error.serverInfo?[.sqlState] == "55P03" {
+                    throw PostgresFailure.make(
+                        "another instance has held the refresh lock of the credential \"\(name)\" for more than "
+                            + "\(lockTimeout)")
+                }
+                throw error
+            }
+        }
+
+        private func unlock(_ connection: PostgresConnection) async throws {
+            try await run(
+                "SELECT pg_advisory_unlock(hashtextextended('courier.credential:' || \(name), 0))", on: connection)
+            try await run("SET lock_timeout = 0", on: connection)
+        }
+
+        /// Tells every listening instance that the credential is at `generation`.
+        func notify(_ generation: Int64, on connection: PostgresConnection) async throws {
+            try await run("SELECT pg_notify('courier_credentials', \(name) || ':' || \(generation))", on: connection)
+        }
+
+        @discardableResult
+        func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> PostgresRowSequence {
+            statementCount += 1
+            return try await connection.query(query, logger: logger)
+        }
+
+        func seal(_ credential: Credential, generation: Int64) throws -> Data {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .secondsSince1970
+            return try key.seal(try encoder.encode(credential), context: "\(name):\(generation)")
+        }
+
+        func open(_ sealed: Data, generation: Int64) throws -> Credential {
+            let plaintext = try key.open(sealed, context: "\(name):\(generation)")
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            do {
+                return try decoder.decode(Credential.self, from: plaintext)
+            } catch {
+                throw PostgresFailure.make("the credential \"\(name)\" opened but is not a credential")
+            }
+        }
+
+        static func sameTokens(_ a: Credential, _ b: Credential) -> Bool {
+            a.accessToken == b.accessToken && a.refreshToken == b.refreshToken && a.tokenType == b.tokenType
+                && a.expiresAt?.timeIntervalSince1970.rounded() == b.expiresAt?.timeIntervalSince1970.rounded()
+        }
+
+        static func milliseconds(_ duration: Duration) -> Int64 {
+            let parts = duration.components
+            return max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)
+        }
+    }
+#endif

@@ -1,0 +1,151 @@
+#if Postgres
+    public import CourierCore
+    import Foundation
+    import PostgresNIO
+
+    /// A `TokenRefresher` that renews a ``PostgresCredentialStore``'s credential once for the whole fleet; made by
+    /// ``PostgresCredentialStore/refresher(wrapping:)``.
+    ///
+    /// A refresh, in order:
+    /// 1. takes the credential's advisory lock (PostgreSQL queues the other instances: no polling; an instance that
+    ///    dies releases it with its connection);
+    /// 2. reads the row: when another instance has renewed the credential meanwhile, returns that one without a
+    ///    request (the common case for all but one instance of a fleet);
+    /// 3. commits a marker saying a refresh of this generation started, then runs the wrapped refresher;
+    /// 4. stores the new credential, sealed, as the next generation, clears the marker, `NOTIFY`s
+    ///    `courier_credentials`, and releases the lock.
+    ///
+    /// **Crash safety.** When the marker is found set (an instance died between sending the refresh token and
+    /// storing the answer), the refresh token may already be spent. The refresher sends it once more: if the server
+    /// never saw it, the fleet recovers; if it did, a rotating server answers `invalid_grant`. An `invalid_grant`
+    /// marks the row `ended`, so every instance fails with `CourierError.Code.reauthenticationRequired` at its
+    /// next refresh without another token request: one sign-in ends it, never a loop.
+    public struct PostgresFleetRefresher: TokenRefresher {
+        /// The store whose credential this refresher renews.
+        public let store: PostgresCredentialStore
+        /// The refresher that talks to the token endpoint.
+        public let wrapped: any TokenRefresher
+
+        /// Renews `credential` for the fleet, or returns the credential another instance renewed.
+        ///
+        /// - Parameter credential: The credential the authenticator holds.
+        /// - Returns: A newer credential.
+        /// - Throws: `CourierError.Code.reauthenticationRequired` when the fleet is signed out, its session ended,
+        ///   or the server rejected the refresh token; `CourierError.Code.credentialStoreFailed` when the database
+        ///   cannot be reached or the lock wait times out; the wrapped refresher's error for a transient failure.
+        public func refresh(_ credential: Credential) async throws -> Credential {
+            try await store.refreshFleetWide(credential, using: wrapped)
+        }
+    }
+
+    /// Points at which the fleet tests stop a refresh; empty in production.
+    package struct FleetTestHooks: Sendable {
+        /// Runs after the marker is committed, before the refresh token is sent.
+        package var beforeSending: (@Sendable () async -> Void)?
+        /// Runs after the token endpoint answered, before the answer is stored.
+        package var afterResponse: (@Sendable () async -> Void)?
+
+        package init(
+            beforeSending: (@Sendable () async -> Void)? = nil, afterResponse: (@Sendable () async -> Void)? = nil
+        ) {
+            self.beforeSending = beforeSending
+            self.afterResponse = afterResponse
+        }
+    }
+
+    extension PostgresCredentialStore {
+        /// See ``PostgresFleetRefresher``.
+        func refreshFleetWide(_ credential: Credential, using refresher: any TokenRefresher) async throws -> Credential
+        {
+            try await migrated()
+            do {
+                return try await withFleetLock { connection in
+                    try await self.refreshLocked(credential, using: refresher, on: connection)
+                }
+            } catch {
+                throw PostgresFailure.wrap("refreshing the credential \"\(name)\" fleet-wide", error)
+            }
+        }
+
+        private func refreshLocked(
+            _ credential: Credential, using refresher: any TokenRefresher, on connection: PostgresConnection
+        ) async throws -> Credential {
+            guard let row = try await readRow(connection) else {
+                throw reauthentication("there is no credential \"\(name)\" in PostgreSQL; sign in")
+            }
+            switch row.state {
+            case "ended":
+                throw reauthentication(
+                    "the fleet's session for \"\(name)\" ended (the server rejected the refresh token); sign in again")
+            case "active": break
+            default: throw reauthentication("the fleet is signed out of \"\(name)\"; sign in")
+            }
+            guard let sealed = row.sealed else { throw PostgresFailure.make("the credential \"\(name)\" has no value") }
+            let stored = try open(sealed, generation: row.generation)
+            if !Self.sameTokens(stored, credential) {
+                // Another instance renewed it (or signed in) while this one waited: take its credential.
+                synced = (row.generation, stored)
+                logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
+                return stored
+            }
+            let interrupted = row.refreshStartedGeneration == row.generation
+            try await run(
+                """
+                UPDATE courier_credentials SET refresh_started_generation = \(row.generation),
+                    refresh_started_at = now() WHERE name = \(name)
+                """, on: connection)
+            await testHooks.beforeSending?()
+            let renewed: Credential
+            do {
+                renewed = try await refresher.refresh(stored)
+            } catch let error as CourierError where error.code == .reauthenticationRequired {
+                try await run(
+                    """
+                    UPDATE courier_credentials SET state = 'ended', sealed = NULL, generation = generation + 1,
+                        refresh_started_generation = NULL, updated_at = now() WHERE name = \(name)
+                    """, on: connection)
+                try await notify(row.generation + 1, on: connection)
+                synced = nil
+                let reason =
+                    interrupted
+                    ? "the server rejected the refresh token; an instance had died after sending it and before "
+                        + "storing the answer, so it was already spent"
+                    : "the server rejected the refresh token"
+                throw reauthentication("\(reason); the fleet's session for \"\(name)\" ended, sign in again", error)
+            } catch {
+                // Transient: the server answered with an error, or did not answer. Clear the marker so the next
+                // refresh is an ordinary one.
+                _ = try? await run(
+                    "UPDATE courier_credentials SET refresh_started_generation = NULL WHERE name = \(name)",
+                    on: connection)
+                throw error
+            }
+            await testHooks.afterResponse?()
+            let generation = row.generation + 1
+            let sealedRenewed = try seal(renewed, generation: generation)
+            do {
+                try await run(
+                    """
+                    UPDATE courier_credentials SET generation = \(generation), state = 'active',
+                        sealed = \(sealedRenewed), refresh_started_generation = NULL, updated_at = now()
+                    WHERE name = \(name) AND generation = \(row.generation)
+                    """, on: connection)
+                try await notify(generation, on: connection)
+                synced = (generation, renewed)
+            } catch {
+                // The new credential is valid: this instance uses it, and the authenticator's save of it tries the
+                // write again. Until then other instances find the marker (see the type's crash-safety note).
+                logger.error(
+                    "storing a renewed credential failed; this instance keeps it",
+                    metadata: ["error": "\(PostgresFailure.describe(error))"])
+            }
+            logger.debug("renewed the fleet's credential", metadata: ["generation": "\(generation)"])
+            return renewed
+        }
+
+        private func reauthentication(_ message: String, _ underlying: (any Error)? = nil) -> CourierError {
+            CourierError(
+                code: .reauthenticationRequired, stage: .decide, message: message, underlyingError: underlying)
+        }
+    }
+#endif

@@ -1,0 +1,246 @@
+import CourierCore
+import CourierPostgres
+import CourierTesting
+import Crypto
+import Foundation
+import HTTPTypes
+import PostgresNIO
+import Testing
+
+@Suite("PostgresCredentialStore", .timeLimit(.minutes(1)))
+struct PostgresCredentialStoreTests {
+    static let credential = Credential(
+        accessToken: "access-secret-A", refreshToken: "refresh-secret-R", expiresAt: Date(timeIntervalSince1970: 2e9))
+
+    @Test("a saved credential loads back in another store with the same key (another instance)")
+    func roundTrip() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            try await PostgresCredentialStore(client: client, name: name, key: key).save(Self.credential)
+            let loaded = try await PostgresCredentialStore(client: client, name: name, key: key).load()
+            #expect(loaded?.accessToken == "access-secret-A")
+            #expect(loaded?.refreshToken == "refresh-secret-R")
+            #expect(loaded?.expiresAt == Self.credential.expiresAt)
+        }
+    }
+
+    @Test("tokens are sealed at rest: the row holds neither token, and the wrong key fails loudly")
+    func sealedAtRest() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            try await PostgresCredentialStore(client: client, name: name, key: SymmetricKey(size: .bits256))
+                .save(Self.credential)
+            let rows = try await client.query("SELECT sealed FROM courier_credentials WHERE name = \(name)")
+            var sealed: [Data] = []
+            for try await value in rows.decode(Data.self) { sealed.append(value) }
+            let bytes = try #require(sealed.first)
+            #expect(bytes.count > 28)  // nonce + tag at least
+            #expect(bytes.range(of: Data("access-secret-A".utf8)) == nil)
+            #expect(bytes.range(of: Data("refresh-secret-R".utf8)) == nil)
+
+            let wrongKey = PostgresCredentialStore(client: client, name: name, key: SymmetricKey(size: .bits256))
+            let error = await #expect(throws: CourierError.self) { try await wrongKey.load() }
+            #expect(error?.code == .credentialStoreFailed)
+            #expect(error?.message?.contains("does not open with the configured key") == true)
+        }
+    }
+
+    @Test("a row copied to another name does not open (the seal is bound to name and generation)")
+    func boundToName() async throws {
+        try await PostgresLab.withClient { client in
+            let key = SymmetricKey(size: .bits256)
+            let source = PostgresLab.uniqueName()
+            let copy = PostgresLab.uniqueName()
+            try await PostgresCredentialStore(client: client, name: source, key: key).save(Self.credential)
+            try await client.query(
+                """
+                INSERT INTO courier_credentials (name, generation, state, sealed)
+                SELECT \(copy), generation, state, sealed FROM courier_credentials WHERE name = \(source)
+                """)
+            let error = await #expect(throws: CourierError.self) {
+                try await PostgresCredentialStore(client: client, name: copy, key: key).load()
+            }
+            #expect(error?.code == .credentialStoreFailed)
+        }
+    }
+
+    @Test("eight stores migrating at once create the tables once, at the current version")
+    func concurrentMigration() async throws {
+        try await PostgresLab.withClient { client in
+            try await withThrowingTaskGroup(of: Int64?.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await PostgresCredentialStore(
+                            client: client, name: PostgresLab.uniqueName(), key: SymmetricKey(size: .bits256)
+                        ).storedGeneration()
+                    }
+                }
+                for try await generation in group { #expect(generation == nil) }
+            }
+            let rows = try await client.query("SELECT version FROM courier_schema WHERE component = 'courier'")
+            var versions: [Int] = []
+            for try await version in rows.decode(Int.self) { versions.append(version) }
+            #expect(versions == [1])
+        }
+    }
+
+    @Test("sign-out clears the row for the fleet; a refresh then asks to sign in, without a token request")
+    func signOutEndsFleetSession() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            let store = PostgresCredentialStore(client: client, name: name, key: key)
+            try await store.save(Self.credential)
+            let other = PostgresCredentialStore(client: client, name: name, key: key)
+            let held = try #require(try await other.load())
+            try await store.clear()
+            #expect(try await store.load() == nil)
+            let refresher = CountingRefresher()
+            let error = await #expect(throws: CourierError.self) {
+                try await other.refresher(wrapping: refresher).refresh(held)
+            }
+            #expect(error?.code == .reauthenticationRequired)
+            #expect(await refresher.calls == 0)
+        }
+    }
+
+    @Test("an instance whose credential another instance renewed adopts it without a token request")
+    func adoptsNewerCredential() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            let first = PostgresCredentialStore(client: client, name: name, key: key)
+            let second = PostgresCredentialStore(client: client, name: name, key: key)
+            try await first.save(Self.credential)
+            let held = try #require(try await second.load())
+            let refresher = CountingRefresher()
+            let renewed = try await first.refresher(wrapping: refresher).refresh(held)
+            let adopted = try await second.refresher(wrapping: refresher).refresh(held)
+            #expect(await refresher.calls == 1)
+            #expect(adopted.accessToken == renewed.accessToken)
+            #expect(adopted.refreshToken == renewed.refreshToken)
+            #expect(try await first.storedGeneration() == 2)
+        }
+    }
+
+    @Test("a watcher installs the credential another instance renewed, and signs out when the fleet does")
+    func watcherFollowsFleet() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            let first = PostgresCredentialStore(client: client, name: name, key: key)
+            let second = PostgresCredentialStore(client: client, name: name, key: key)
+            try await first.save(Self.credential)
+            let authenticator = Authenticator(store: second, refresher: second.refresher(wrapping: CountingRefresher()))
+            #expect(try await authenticator.currentCredential()?.accessToken == Self.credential.accessToken)
+            var events = authenticator.events.makeAsyncIterator()
+            let watcher = Task {
+                try await PostgresCredentialWatcher(store: second, authenticator: authenticator).run()
+            }
+            await second.waitUntilListening()
+
+            let held = try #require(try await first.load())
+            let renewed = try await first.refresher(wrapping: CountingRefresher()).refresh(held)
+            while let event = await events.next() { if case .signedIn = event { break } }
+            #expect(try await authenticator.currentCredential()?.accessToken == renewed.accessToken)
+
+            try await first.clear()
+            while let event = await events.next() { if case .sessionEnded = event { break } }
+            #expect(try await authenticator.currentCredential() == nil)
+            watcher.cancel()
+            try await watcher.value
+        }
+    }
+
+    @Test("with a valid token, calls touch the database only when the authenticator first loads")
+    func noStatementPerCall() async throws {
+        try await PostgresLab.withClient { client in
+            let store = PostgresCredentialStore(
+                client: client, name: PostgresLab.uniqueName(), key: SymmetricKey(size: .bits256))
+            try await store.save(Self.credential)
+            let authenticator = Authenticator(store: store, refresher: store.refresher(wrapping: CountingRefresher()))
+            let transport = MockTransport()
+            transport.stub(.get, "/ping") { _ in .data(Data("{}".utf8)) }
+            let api = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+                .configured { $0.authenticate(with: authenticator) }
+            _ = try await api.send(Ping())
+            let afterFirst = await store.statementsSent
+            for _ in 0..<200 { _ = try await api.send(Ping()) }
+            #expect(await store.statementsSent == afterFirst)
+        }
+    }
+
+    @Test("the database down: calls with a valid cached token keep working; a refresh fails, typed and named")
+    func databaseDown() async throws {
+        let stored = try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            try await PostgresCredentialStore(client: client, name: name, key: key).save(Self.credential)
+            return (name, key)
+        }
+        // The same database through a client whose connections go to a port nothing listens on.
+        let lab = try PostgresLab.url()
+        var configuration = PostgresClient.Configuration(
+            host: "127.0.0.1", port: try Self.closedPort(), username: lab.user ?? "courier", password: nil,
+            database: nil, tls: .disable)
+        configuration.options.connectTimeout = .seconds(2)
+        try await PostgresLab.withClient(configuration: configuration) { client in
+            let store = PostgresCredentialStore(
+                client: client, name: stored.0, key: stored.1, connectionTimeout: .milliseconds(500))
+            // The instance loaded the credential before the database went down.
+            let authenticator = Authenticator(
+                store: InMemoryCredentialStore(Self.credential),
+                refresher: store.refresher(wrapping: CountingRefresher()))
+            let transport = MockTransport()
+            transport.stub(.get, "/ping") { _ in .data(Data("{}".utf8)) }
+            let api = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+                .configured { $0.authenticate(with: authenticator) }
+            for _ in 0..<10 { _ = try await api.send(Ping()) }
+            let held = try #require(try await authenticator.currentCredential())
+            let error = await #expect(throws: CourierError.self) {
+                try await store.refresher(wrapping: CountingRefresher()).refresh(held)
+            }
+            #expect(error?.code == .credentialStoreFailed)
+            #expect(error?.message?.contains("no PostgreSQL connection within") == true)
+        }
+    }
+
+    /// A loopback port with no listener (bound by the kernel, then released).
+    static func closedPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        try #require(bound == 0)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// A refresher that counts its calls and answers with fresh tokens.
+actor CountingRefresher: TokenRefresher {
+    private(set) var calls = 0
+
+    func refresh(_ credential: Credential) async throws -> Credential {
+        calls += 1
+        return Credential(
+            accessToken: "access-\(UUID())", refreshToken: "refresh-\(UUID())",
+            expiresAt: Date().addingTimeInterval(3600))
+    }
+}
+
+/// `GET /ping`, signed.
+struct Ping: Request {
+    typealias Response = Data
+    var path: String { "/ping" }
+    var authentication: AuthenticationRequirement { .required }
+}

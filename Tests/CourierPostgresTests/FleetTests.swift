@@ -141,7 +141,10 @@ struct FleetTests {
         let errors = survivors.reduce(into: [String: Int]()) { total, result in
             total.merge(result.errors, uniquingKeysWith: +)
         }
-        #expect(errors == ["reauthenticationRequired": (Self.workers - 1) * Self.callsPerWorker])
+        // Every call asks for a sign-in: `reauthenticationRequired` from a refresh that found the session ended, or
+        // `missingCredential` in a worker that first loaded the credential after it ended (it finds none).
+        #expect(Set(errors.keys).isSubset(of: ["reauthenticationRequired", "missingCredential"]))
+        #expect(errors.values.reduce(0, +) == (Self.workers - 1) * Self.callsPerWorker)
         #expect(run.stored == nil)
         print(
             "fleet, holder killed after the response: \(run.counts.tokenRequests) token requests, "

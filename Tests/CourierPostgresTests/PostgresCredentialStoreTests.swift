@@ -203,6 +203,24 @@ struct PostgresCredentialStoreTests {
             }
             #expect(error?.code == .credentialStoreFailed)
             #expect(error?.message?.contains("no PostgreSQL connection within") == true)
+
+            // Through an authenticator: a call on an expired token fails with the same code, naming the refresh,
+            // and the session is kept, so a later call tries again (within the storm guard), never ended.
+            let expired = Credential(
+                accessToken: "access-expired", refreshToken: "refresh-R", expiresAt: Date().addingTimeInterval(-60))
+            let refresher = CountingRefresher()
+            let stale = Authenticator(
+                store: InMemoryCredentialStore(expired), refresher: store.refresher(wrapping: refresher))
+            let staleAPI = Client(
+                server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport
+            ).configured { $0.authenticate(with: stale) }
+            for _ in 0..<2 {
+                let callError = await #expect(throws: CourierError.self) { try await staleAPI.send(Ping()) }
+                #expect(callError?.code == .credentialStoreFailed)
+                #expect(callError?.message?.contains("renewing the credential failed") == true)
+                #expect(try await stale.currentCredential()?.refreshToken == "refresh-R")
+            }
+            #expect(await refresher.calls == 0)
         }
     }
 

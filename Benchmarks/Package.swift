@@ -11,7 +11,8 @@ import PackageDescription
 /// - `courier-streaming`: Server-Sent Events parsing throughput against swift-openapi-runtime's, and the latency from
 ///   a server's flush to the event loop on each transport.
 /// - `courier-fleet`: CourierPostgres's per-call overhead with a valid token against the in-memory store, and a
-///   refresh storm's latency across a fleet of processes against one process (needs `scripts/postgres-lab`).
+///   refresh storm's latency across a fleet of processes against one process. It needs a PostgreSQL, so `run` leaves
+///   it out: `scripts/postgres-lab` starts one (see `Sources/courier-fleet/main.swift`).
 /// - `CourierMicro` (under `Benchmarks/`): package-benchmark micro benchmarks (`swift package benchmark`).
 /// - `run`: all of them but `courier-cache`, writing `RESULTS.md`.
 let package = Package(

@@ -7,9 +7,13 @@
 //    time until the last call is answered, for one process (1,000 calls, in-memory store) and for a fleet of
 //    processes (this executable re-run as workers, PostgreSQL store), and the token requests each needed.
 //
-// Usage: courier-fleet --postgres postgres://user@127.0.0.1:PORT/db [--calls 20000] [--rounds 5] [--workers 4]
+// Usage: courier-fleet --postgres postgres://user@127.0.0.1:PORT/db [--calls 2000] [--rounds 101] [--workers 4]
 //            [--storm 1000]
 //        (scripts/postgres-lab prints a URL; COURIER_POSTGRES_URL is used when --postgres is absent)
+// By hand, from the repository's root:
+//   scripts/postgres-lab > /tmp/pg.env &   # then, once /tmp/pg.env has its line:
+//   . /tmp/pg.env && swift build -c release --package-path Benchmarks --product courier-fleet \
+//       && Benchmarks/.build/release/courier-fleet
 import Courier
 import CourierCore
 import CourierPostgres
@@ -59,6 +63,8 @@ func postgresConfiguration(_ text: String) throws -> PostgresClient.Configuratio
 func microseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
 }
+
+func format(_ value: Double) -> String { String(format: "%.2f", value) }
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
@@ -145,17 +151,17 @@ func perCallOverhead(postgres: PostgresClient, calls: Int, rounds: Int) async th
     let statements = await pgStore.statementsSent - statementsBefore
     print("## Per-call overhead, valid token, mock transport (\(calls) sequential calls × \(rounds) rounds)")
     print("")
-    print("| Store | µs per call (median) | rounds |")
+    print("| Store | µs per call: median | 25th–75th percentile |")
     print("|---|---|---|")
-    print(
-        "| InMemoryCredentialStore | \(String(format: "%.2f", median(memory))) | \(memory.map { String(format: "%.2f", $0) }.joined(separator: ", ")) |"
-    )
-    print(
-        "| PostgresCredentialStore | \(String(format: "%.2f", median(shared))) | \(shared.map { String(format: "%.2f", $0) }.joined(separator: ", ")) |"
-    )
+    for (label, values) in [("InMemoryCredentialStore", memory), ("PostgresCredentialStore", shared)] {
+        let sorted = values.sorted()
+        let quartiles = "\(format(sorted[sorted.count / 4]))–\(format(sorted[sorted.count * 3 / 4]))"
+        print("| \(label) | \(format(median(values))) | \(quartiles) |")
+    }
     print("")
     print(
-        "Difference (Postgres − memory, median of paired rounds): \(String(format: "%+.3f", median(differences))) µs per call; "
+        "Difference (Postgres − memory, median of \(rounds) paired rounds): \(String(format: "%+.3f", median(differences))) "
+            + "µs per call; "
             + "statements sent during the measured calls: \(statements)")
     print("")
 }
@@ -273,8 +279,8 @@ func main() async throws {
     guard let url = option("postgres") ?? ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else {
         throw BenchError(description: "pass --postgres URL or set COURIER_POSTGRES_URL (scripts/postgres-lab)")
     }
-    let calls = option("calls").flatMap(Int.init) ?? 20_000
-    let rounds = option("rounds").flatMap(Int.init) ?? 5
+    let calls = option("calls").flatMap(Int.init) ?? 2000
+    let rounds = option("rounds").flatMap(Int.init) ?? 101
     let workers = option("workers").flatMap(Int.init) ?? 4
     let storm = option("storm").flatMap(Int.init) ?? 1000
     try await withPostgres(try postgresConfiguration(url)) { postgres in

@@ -12,6 +12,19 @@ struct PostgresCredentialStoreTests {
     static let credential = Credential(
         accessToken: "access-secret-A", refreshToken: "refresh-secret-R", expiresAt: Date(timeIntervalSince1970: 2e9))
 
+    /// Two instances' stores on one credential, which the first has signed in with ``credential``.
+    func withTwoInstances(
+        _ body: @Sendable (PostgresCredentialStore, PostgresCredentialStore) async throws -> Void
+    ) async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            let first = PostgresCredentialStore(client: client, name: name, key: key)
+            try await first.save(Self.credential)
+            try await body(first, PostgresCredentialStore(client: client, name: name, key: key))
+        }
+    }
+
     @Test("a saved credential loads back in another store with the same key (another instance)")
     func roundTrip() async throws {
         try await PostgresLab.withClient { client in
@@ -87,12 +100,7 @@ struct PostgresCredentialStoreTests {
 
     @Test("sign-out clears the row for the fleet; a refresh then asks to sign in, without a token request")
     func signOutEndsFleetSession() async throws {
-        try await PostgresLab.withClient { client in
-            let name = PostgresLab.uniqueName()
-            let key = SymmetricKey(size: .bits256)
-            let store = PostgresCredentialStore(client: client, name: name, key: key)
-            try await store.save(Self.credential)
-            let other = PostgresCredentialStore(client: client, name: name, key: key)
+        try await withTwoInstances { store, other in
             let held = try #require(try await other.load())
             try await store.clear()
             #expect(try await store.load() == nil)
@@ -107,12 +115,7 @@ struct PostgresCredentialStoreTests {
 
     @Test("an instance whose credential another instance renewed adopts it without a token request")
     func adoptsNewerCredential() async throws {
-        try await PostgresLab.withClient { client in
-            let name = PostgresLab.uniqueName()
-            let key = SymmetricKey(size: .bits256)
-            let first = PostgresCredentialStore(client: client, name: name, key: key)
-            let second = PostgresCredentialStore(client: client, name: name, key: key)
-            try await first.save(Self.credential)
+        try await withTwoInstances { first, second in
             let held = try #require(try await second.load())
             let refresher = CountingRefresher()
             let renewed = try await first.refresher(wrapping: refresher).refresh(held)
@@ -126,12 +129,7 @@ struct PostgresCredentialStoreTests {
 
     @Test("a watcher installs the credential another instance renewed, and signs out when the fleet does")
     func watcherFollowsFleet() async throws {
-        try await PostgresLab.withClient { client in
-            let name = PostgresLab.uniqueName()
-            let key = SymmetricKey(size: .bits256)
-            let first = PostgresCredentialStore(client: client, name: name, key: key)
-            let second = PostgresCredentialStore(client: client, name: name, key: key)
-            try await first.save(Self.credential)
+        try await withTwoInstances { first, second in
             let authenticator = Authenticator(store: second, refresher: second.refresher(wrapping: CountingRefresher()))
             #expect(try await authenticator.currentCredential()?.accessToken == Self.credential.accessToken)
             var events = authenticator.events.makeAsyncIterator()

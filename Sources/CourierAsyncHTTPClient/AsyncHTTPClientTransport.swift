@@ -205,10 +205,11 @@
             }
             // A priority request (a token refresh) on a pool of its own: it must not wait for a connection held by
             // the calls that wait for it.
-            let priority = context.lane == .priority
-            var client = priority ? (priorityClient ?? self.client) : self.client
-            if priority, let sharedConfiguration {
-                client = SharedClients.client(for: sharedConfiguration, http1Only: false, lane: .priority)
+            var client = self.client
+            if context.lane == .priority {
+                client =
+                    sharedConfiguration.map { SharedClients.client(for: $0, http1Only: false, lane: .priority) }
+                    ?? priorityClient ?? self.client
             }
             // HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2): allowing an older version means offering HTTP/1.1 only.
             let http1Only = context.tls.httpVersions == .http1Only || context.tls.minimumVersion < .tls12

@@ -147,20 +147,16 @@ struct Pipeline<R: Request>: Sendable {
             // when it goes) until the end of the attempt's decisions.
             let limiter = request.lane == .standard ? client.limiter : nil
             let slot = limiter == nil ? nil : try await Slot(limiter: limiter)
-            let outgoing: OutgoingRequest
-            do {
-                outgoing = try await prepare(
-                    server: server,
-                    base: base,
-                    attempt: attempt,
-                    redirection: redirection,
-                    stripsCredentials: credentialsStripped,
-                    state: state
-                )
-            } catch {
-                slot?.release()
-                throw error
-            }
+            // A step that throws gives the slot back with it (`Slot`'s deinit); the transport's failure gives it back
+            // before a retry's back-off, and the decisions' end before the next attempt or the parse.
+            let outgoing = try await prepare(
+                server: server,
+                base: base,
+                attempt: attempt,
+                redirection: redirection,
+                stripsCredentials: credentialsStripped,
+                state: state
+            )
 
             var sent: TransportResponse
             var received: ReceivedResponse
@@ -600,7 +596,8 @@ struct Pipeline<R: Request>: Sendable {
     }
 }
 
-/// One call's slot of a ``ConcurrencyLimiter`` (none when there is no limiter), given back at most once.
+/// One call's slot of a ``ConcurrencyLimiter`` (none when there is no limiter), given back at most once: by
+/// ``release()``, or when the slot is dropped (a step that threw).
 private final class Slot {
     private var limiter: ConcurrencyLimiter?
 

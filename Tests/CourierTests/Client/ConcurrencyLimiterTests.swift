@@ -1,3 +1,5 @@
+import CourierTesting
+import Foundation
 import Testing
 
 @testable import CourierCore
@@ -61,5 +63,24 @@ struct ConcurrencyLimiterTests {
         limiter.release()
         try await fourth.value
         #expect(limiter.waiting == 0)
+    }
+
+    private struct Probe: Request {
+        typealias Response = String
+        var path: String { "/probe" }
+        var retryPolicy: RetryPolicy? { .disabled }
+    }
+
+    @Test("a call whose decisions fail gives its slot back: the next call through a limit of 1 goes out")
+    func failedCallReleasesItsSlot() async throws {
+        let mock = MockTransport()
+        mock.stub(nil, "/probe", with: [.status(500), .text("ok")])
+        var configuration = Client.Configuration()
+        configuration.maxConcurrentRequests = 1
+        let server = Server(baseURL: try #require(URL(string: "https://api.example.com")))
+        let client = Client(server: server, transport: mock, configuration: configuration)
+        await #expect(throws: CourierError.self) { try await client.send(Probe()) }
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(client.limiter?.waiting == 0)
     }
 }

@@ -6,7 +6,7 @@
         ///
         /// ```swift
         /// var configuration = CourierTransport.Configuration()
-        /// configuration.bufferedOperationIDs = ["getUser"]                  // served by the client's HTTP cache
+        /// configuration.bufferedOperationIDs = ["getUser"]                  // read into memory, shared in flight
         /// configuration.decisions = [ValidateStatusDecision()]                // non-2xx throws instead
         /// let transport = CourierTransport(client: courier, configuration: configuration)
         /// ```
@@ -20,9 +20,12 @@
             /// The operations whose response bodies are read into memory before the operation returns, by operation
             /// ID. Default: none (every body streams).
             ///
-            /// Courier's HTTP cache (`Client.Configuration.cache`) and in-flight de-duplication apply only to
-            /// these operations: a streamed body bypasses both. Their bodies are bounded by
-            /// `Client.Configuration.maxResponseBodySize` (`CourierError.Code.bodyTooLarge` beyond it).
+            /// In-flight de-duplication (`Client.Configuration.deduplicatesRequests`) applies only to these
+            /// operations: concurrent identical GETs share one response, which a stream cannot be. Their bodies are
+            /// bounded by `Client.Configuration.maxResponseBodySize` (`CourierError.Code.bodyTooLarge` beyond it).
+            /// Courier's HTTP cache (`Client.Configuration.cache`) serves every operation either way; a streamed
+            /// body is stored when the generated code has read it to its end, within
+            /// `HTTPCache.maxStreamedBodySize`.
             public var bufferedOperationIDs: Set<String>
 
             /// Whether each call goes to the `serverURL` the generated client was created with. Default: `false`.
@@ -42,7 +45,7 @@
             ///
             /// - Parameters:
             ///   - decisions: Decisions after the client's, for every operation. Default: none.
-            ///   - bufferedOperationIDs: Operations whose bodies are read into memory (and cached). Default: none.
+            ///   - bufferedOperationIDs: Operations whose bodies are read into memory. Default: none.
             ///   - usesGeneratedServerURL: Whether calls go to the generated client's server URL. Default: `false`.
             ///   - timeout: A deadline per operation. Default: the client's.
             public init(

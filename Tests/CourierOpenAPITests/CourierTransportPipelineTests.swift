@@ -87,15 +87,39 @@ struct CourierTransportPipelineTests {
         }
     }
 
-    @Test("a streamed operation bypasses the cache (so its body is never held in memory)")
-    func streamedBypassesCache() async throws {
+    @Test(
+        "a streamed cacheable GET is stored once the generated code has read it, and answered from the cache next",
+        arguments: TransportKind.all)
+    func streamedIsCached(transport: TransportKind) async throws {
         try await withTestServer { server in
-            let courier = makeCourier(.asyncHTTPClient, server.baseURL) { $0.cache = HTTPCache.memory() }
+            let events = EventCapture()
+            let cache = HTTPCache.memory()
+            let courier = makeCourier(transport, server.baseURL, events: events) { $0.cache = cache }
             let api = try generatedClient(courier)
             let before = server.requestCount
-            _ = try await api.getCached(path: .init(seconds: 60)).ok.body.json
-            _ = try await api.getCached(path: .init(seconds: 60)).ok.body.json
-            #expect(server.requestCount - before == 2)
+
+            let first = try await api.getCached(path: .init(seconds: 60)).ok.body.json
+            #expect(cache.count == 1, "the body was read to its end, so it is stored")
+            let second = try await api.getCached(path: .init(seconds: 60)).ok.body.json
+
+            #expect(server.requestCount - before == 1, "the second call never reached the server")
+            #expect(first == second)
+            let seen = await events.untilCallsEnded(2)
+            #expect(seen.contains { if case .cached(.hit) = $0 { true } else { false } })
+        }
+    }
+
+    @Test("a streamed body past the cache's maxStreamedBodySize streams whole and is not stored")
+    func streamedOverLimitIsNotStored() async throws {
+        try await withTestServer { server in
+            let cache = HTTPCache.memory()
+            let small = try HTTPCache(maxStreamedBodySize: 16)
+            for (store, stored) in [(cache, 1), (small, 0)] {
+                let courier = makeCourier(.asyncHTTPClient, server.baseURL) { $0.cache = store }
+                let api = try generatedClient(courier)
+                _ = try await api.getCached(path: .init(seconds: 60)).ok.body.json
+                #expect(store.count == stored)
+            }
         }
     }
 

@@ -13,9 +13,9 @@ struct ReadmeSampleTests {
         // readme-openapi:begin
         let courier = Courier.Client(baseURL: baseURL).configured {
             $0.authenticate(with: authenticator)  // bearer token, refreshed on 401
-            $0.cache = HTTPCache.memory()  // serves the operations listed below while fresh
+            $0.cache = HTTPCache.memory()  // cacheable responses, streamed ones too, served while fresh
         }
-        let transport = CourierTransport(client: courier, configuration: .init(bufferedOperationIDs: ["getCached"]))
+        let transport = CourierTransport(client: courier)  // every operation through Courier's pipeline
         let api = Client(serverURL: try Servers.Server1.url(), transport: transport)  // the generated client
         let echo = try await api.getCached(path: .init(seconds: 60)).ok.body.json  // retried, refreshed, cached
         // readme-openapi:end

@@ -4,30 +4,36 @@ import HTTPTypes
 /// Step 4 of a call (design §1): the cache and in-flight de-duplication around the transport.
 ///
 /// The pipeline calls ``send(_:context:over:)`` instead of the transport. A fresh entry is answered without the
-/// network; a stale one is revalidated and a `304` merged; a storable response is read into memory and stored;
-/// an unsafe method's success invalidates. Afterwards ``status`` says what happened, for the trace and for
+/// network; a stale one is revalidated and a `304` merged; a storable response is read into memory and stored (a
+/// streamed one is stored when its reader reaches the end: ``CachingBody``); an unsafe method's success invalidates. Afterwards ``status`` says what happened, for the trace and for
 /// ``ReceivedResponse/cacheStatus``. One stage per call; attempts reuse it.
 struct CacheStage: Sendable {
     let cache: HTTPCache?
     let policy: CachePolicy
     let inflight: InflightRequests?
+    /// Whether the call reads the body as it arrives: a storable response then goes on streaming, and is stored
+    /// when its reader reaches the end within ``HTTPCache/maxStreamedBodySize``.
+    let streams: Bool
     /// What the cache did in the last send, and whether it stored the response; `nil` without a cache, so a
     /// client with no cache pays nothing for this stage.
     private let record: LockedBox<(status: CacheStatus?, stored: Bool)>?
 
-    init(cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?) {
+    init(cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?, streams: Bool = false) {
         self.cache = cache
         self.policy = policy
         self.inflight = inflight
+        self.streams = streams
         self.record = cache == nil ? nil : LockedBox((status: nil, stored: false))
     }
 
-    /// The stage of a call of `client` and a request with `policy`; a streamed body bypasses the cache.
+    /// The stage of a call of `client` and a request with `policy`. A streamed body is not shared between
+    /// concurrent calls (each reads its own stream), but it is cached.
     init(client: Client, policy: CachePolicy, streamsBody: Bool) {
         self.init(
             cache: client.configuration.cache,
-            policy: streamsBody ? .bypass : policy,
-            inflight: client.configuration.deduplicatesRequests && !streamsBody ? client.configuration.inflight : nil
+            policy: policy,
+            inflight: client.configuration.deduplicatesRequests && !streamsBody ? client.configuration.inflight : nil,
+            streams: streamsBody
         )
         if let cache = client.configuration.cache {
             for case let adapter as AuthenticationAdapter in client.configuration.adapters {
@@ -176,23 +182,36 @@ struct CacheStage: Sendable {
             if stored != nil { await cache.discard(.key(key)) }
             return response
         }
+        let vary = CacheRules.varyNames(response.head.headerFields).map {
+            ($0, CacheEntry.joinedValue(of: $0, in: request.head.headerFields))
+        }
+        let entry = { @Sendable (body: Data) in
+            CacheEntry(
+                key: key,
+                status: code,
+                headers: CacheRules.storedFields(of: response.head),
+                body: body,
+                requestTime: requestTime,
+                responseTime: responseTime,
+                vary: Dictionary(vary, uniquingKeysWith: { first, _ in first })
+            )
+        }
+        if streams {
+            let head = response.head
+            let limit = min(cache.maxStreamedBodySize, context.maxResponseBodySize)
+            let body = CachingBody(response.body, limit: limit) { body in
+                guard CacheRules.isComplete(body, response: head) else { return }
+                await cache.keep(entry(body))
+            }
+            return TransportResponse(
+                head: response.head,
+                body: MessageBody(body, length: response.body.length, iterationBehavior: .single))
+        }
         // A body cut short throws here (nothing is stored) and fails the call as it would without a cache.
         let body = try await BodyReader.read(response, for: request.head.method, limit: context.maxResponseBodySize)
         if CacheRules.isComplete(body, response: response.head) {
-            let vary = CacheRules.varyNames(response.head.headerFields).map {
-                ($0, CacheEntry.joinedValue(of: $0, in: request.head.headerFields))
-            }
             record?.withLock { $0.stored = true }
-            await cache.keep(
-                CacheEntry(
-                    key: key,
-                    status: code,
-                    headers: CacheRules.storedFields(of: response.head),
-                    body: body,
-                    requestTime: requestTime,
-                    responseTime: responseTime,
-                    vary: Dictionary(vary, uniquingKeysWith: { first, _ in first })
-                ))
+            await cache.keep(entry(body))
         }
         return TransportResponse(head: response.head, body: MessageBody(body))
     }

@@ -37,6 +37,12 @@ public final class HTTPCache: Sendable {
     /// for a disconnected cache), unless it says `must-revalidate` or `no-cache`. `stale-if-error` applies
     /// either way.
     public let servesStaleWhenOffline: Bool
+    /// The largest streamed response body the cache stores, in bytes. A streamed body (a ``LiveResponse``, a
+    /// download, an event stream, a generated OpenAPI client's operation) goes to the caller as it arrives; when the
+    /// response is storable, a copy of at most this many bytes is kept on the side, and the response is stored when
+    /// the caller reads it to its end, whole. A longer body, one read only in part, or one that fails is not stored,
+    /// and its copy is let go at once, so a stream never holds more than this in memory for the cache.
+    public let maxStreamedBodySize: Int
     /// The current time: inject a fixed clock in tests so freshness is computed without waiting.
     let now: @Sendable () -> Date
     let store: any CacheStore
@@ -51,11 +57,13 @@ public final class HTTPCache: Sendable {
     /// - Parameters:
     ///   - storage: Memory (the default, 10 MiB) or a directory on disk.
     ///   - servesStaleWhenOffline: Serve the last stored response, marked stale, when the network fails.
+    ///   - maxStreamedBodySize: The largest streamed body stored (see ``maxStreamedBodySize``). Default: 1 MiB.
     ///   - now: The current time; inject a fixed clock in tests.
     /// - Throws: When the disk directory cannot be created or read, or another cache holds it.
     public convenience init(
         storage: Storage = .memory(byteLimit: 10 << 20),
         servesStaleWhenOffline: Bool = true,
+        maxStreamedBodySize: Int = 1 << 20,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         let store: any CacheStore =
@@ -63,12 +71,14 @@ public final class HTTPCache: Sendable {
             case .memory(let byteLimit): MemoryCacheStore(byteLimit: byteLimit)
             case .disk(let directory, let byteLimit): try DiskCacheStore(directory: directory, byteLimit: byteLimit)
             }
-        self.init(store: store, servesStaleWhenOffline: servesStaleWhenOffline, now: now)
+        self.init(
+            store: store, servesStaleWhenOffline: servesStaleWhenOffline, maxStreamedBodySize: maxStreamedBodySize,
+            now: now)
     }
 
     /// An in-memory cache of at most `byteLimit` bytes.
     public static func memory(byteLimit: Int = 10 << 20) -> HTTPCache {
-        HTTPCache(store: MemoryCacheStore(byteLimit: byteLimit), servesStaleWhenOffline: true, now: { Date() })
+        HTTPCache(store: MemoryCacheStore(byteLimit: byteLimit))
     }
 
     /// Creates a cache on a store of your own, such as one several processes share.
@@ -80,15 +90,18 @@ public final class HTTPCache: Sendable {
     /// - Parameters:
     ///   - store: Where the entries live; see ``CacheStore`` for its contract.
     ///   - servesStaleWhenOffline: Serve the last stored response, marked stale, when the network fails.
+    ///   - maxStreamedBodySize: The largest streamed body stored (see ``maxStreamedBodySize``). Default: 1 MiB.
     ///   - now: The current time; inject a fixed clock in tests.
     public init(
         store: any CacheStore,
         servesStaleWhenOffline: Bool = true,
+        maxStreamedBodySize: Int = 1 << 20,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.local = store as? any LocalCacheStore
         self.servesStaleWhenOffline = servesStaleWhenOffline
+        self.maxStreamedBodySize = max(0, maxStreamedBodySize)
         self.now = now
     }
 

@@ -62,10 +62,13 @@ enum CacheFixtures {
     static func harness(
         storage: HTTPCache.Storage = .memory(byteLimit: 1 << 20),
         servesStaleWhenOffline: Bool = true,
+        maxStreamedBodySize: Int = 1 << 20,
         time: Time = Time(),
         configure: (inout Client.Configuration) -> Void = { _ in }
     ) throws -> Harness {
-        let cache = try HTTPCache(storage: storage, servesStaleWhenOffline: servesStaleWhenOffline, now: time.closure)
+        let cache = try HTTPCache(
+            storage: storage, servesStaleWhenOffline: servesStaleWhenOffline, maxStreamedBodySize: maxStreamedBodySize,
+            now: time.closure)
         let log = DecisionFixtures.LogCapture()
         let (client, mock) = Fixtures.client { configuration in
             configuration.cache = cache

@@ -23,13 +23,15 @@ struct HTTPBinTests {
         try await Scenarios.passesUndocumentedStatuses(api, [418])
     }
 
-    @Test("a buffered cacheable GET is a cache hit the second time", arguments: TransportKind.all)
-    func cacheHit(transport: TransportKind) async throws {
+    @Test(
+        "a cacheable GET, buffered or streamed, is a cache hit the second time",
+        arguments: TransportKind.all, [["getCached"], []] as [Set<String>])
+    func cacheHit(transport: TransportKind, buffered: Set<String>) async throws {
         let events = EventCapture()
         let courier = makeCourier(transport, try HTTPBin.required(), events: events) {
             $0.cache = HTTPCache.memory()
         }
-        let api = try generatedClient(courier, configuration: .init(bufferedOperationIDs: ["getCached"]))
+        let api = try generatedClient(courier, configuration: .init(bufferedOperationIDs: buffered))
         let first = try await api.getCached(path: .init(seconds: 60)).ok.body.json
         let second = try await api.getCached(path: .init(seconds: 60)).ok.body.json
         #expect(first == second)

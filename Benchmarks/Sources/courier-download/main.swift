@@ -8,7 +8,8 @@
 //
 // `openapi-courier` and `openapi-ahc` (downloads only) run the code swift-openapi-generator emits for the download
 // on CourierOpenAPI's `CourierTransport` (over Courier's AsyncHTTPClient transport) and on
-// swift-openapi-async-http-client's transport.
+// swift-openapi-async-http-client's transport. `raw-urlsession` (downloads only) is URLSession with a plain delegate,
+// the baseline of Courier's URLSession transport.
 //
 // One transfer per process, so each peak RSS is that transfer's own; `Benchmarks/run` interleaves the processes
 // and takes medians. Besides the human line on stderr, stdout gets one tab-separated `RESULT` line:
@@ -92,11 +93,11 @@ let byteCount = mebibytes * 1024 * 1024
 let openAPITransports = ["openapi-courier", "openapi-ahc"]
 guard
     ["asynchttpclient", "urlsession", "raw-ahc"].contains(transportName)
-        || (openAPITransports.contains(transportName) && !upload)
+        || ((openAPITransports + ["raw-urlsession"]).contains(transportName) && !upload)
 else {
     print(
         "unknown transport \(transportName): use asynchttpclient, urlsession or raw-ahc (or, to download, "
-            + "openapi-courier or openapi-ahc)")
+            + "raw-urlsession, openapi-courier or openapi-ahc)")
     exit(2)
 }
 
@@ -119,6 +120,8 @@ do {
             throw error
         }
         await raw.shutdown()
+    } else if transportName == "raw-urlsession" {
+        transferred = try await RawURLSessionDownload().download(from: server.baseURL, bytes: byteCount, to: scratch)
     } else if transportName == "openapi-ahc" {
         transferred = try await openAPIDownload(
             over: OpenAPIAsyncHTTPClient.AsyncHTTPClientTransport(), baseURL: server.baseURL, bytes: byteCount,

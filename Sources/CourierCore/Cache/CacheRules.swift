@@ -42,6 +42,12 @@ enum CacheRules {
         return false
     }
 
+    /// Whether `contentType` is `text/event-stream` (parameters and case aside).
+    static func isEventStream(_ contentType: String) -> Bool {
+        contentType.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces)
+            .lowercased() == "text/event-stream"
+    }
+
     /// The lowercase field names `Vary` nominates.
     static func varyNames(_ fields: HTTPFields) -> [String] {
         fields[values: .vary].flatMap { $0.split(separator: ",") }

@@ -112,7 +112,8 @@ struct CacheStage: Sendable {
                         return serve(stored, age: age, as: .stale)
                     }
                     if let window = stored.control.staleWhileRevalidate, staleness <= TimeInterval(window) {
-                        revalidateInBackground(request, stored: stored, key: key, cache: cache, over: transport)
+                        revalidateInBackground(
+                            request, stored: stored, key: key, cache: cache, context: context, over: transport)
                         return serve(stored, age: age, as: .stale)
                     }
                 }
@@ -151,6 +152,8 @@ struct CacheStage: Sendable {
             }
         }
         let requestTime = cache.now()
+        // A removal from now on (a sign-out, a purge, an invalidation) keeps this response out of the cache.
+        let generation = cache.removalCount
         let response: TransportResponse
         do {
             response = try await network(outgoing, context: context, over: transport)
@@ -168,7 +171,7 @@ struct CacheStage: Sendable {
             // Read the (empty) body to its end so the transport can reuse the connection.
             _ = try? await response.body.collect(upTo: context.maxResponseBodySize)
             let merged = stored.merging(response.head, requestTime: requestTime, responseTime: responseTime)
-            await cache.keep(merged)
+            await cache.keep(merged, ifNoRemovalSince: generation)
             return serve(merged, age: merged.age(at: responseTime), as: .revalidated)
         }
         if let stored, (500...504).contains(code),
@@ -199,9 +202,16 @@ struct CacheStage: Sendable {
         if streams {
             let head = response.head
             let limit = min(cache.maxStreamedBodySize, context.maxResponseBodySize)
-            let body = CachingBody(response.body, limit: limit) { body in
+            // An event stream is a live feed, not a representation to serve again; a body announced over the limit
+            // could never be stored, so it is not copied.
+            let isEventStream = head.headerFields[.contentType].map(CacheRules.isEventStream) ?? false
+            if isEventStream || (response.body.length.knownCount.map { $0 > Int64(limit) } ?? false) {
+                if stored != nil { await cache.discard(.key(key)) }
+                return response
+            }
+            let body = CachingBody(response.body, limit: limit, expected: response.body.length.knownCount) { body in
                 guard CacheRules.isComplete(body, response: head) else { return }
-                await cache.keep(entry(body))
+                await cache.keep(entry(body), ifNoRemovalSince: generation)
             }
             return TransportResponse(
                 head: response.head,
@@ -211,7 +221,7 @@ struct CacheStage: Sendable {
         let body = try await BodyReader.read(response, for: request.head.method, limit: context.maxResponseBodySize)
         if CacheRules.isComplete(body, response: response.head) {
             record?.withLock { $0.stored = true }
-            await cache.keep(entry(body))
+            await cache.keep(entry(body), ifNoRemovalSince: generation)
         }
         return TransportResponse(head: response.head, body: MessageBody(body))
     }
@@ -243,16 +253,22 @@ struct CacheStage: Sendable {
         stored: CacheEntry,
         key: CacheKey,
         cache: HTTPCache,
+        context: TransportContext,
         over transport: any Transport
     ) {
-        let stage = CacheStage(cache: cache, policy: .useProtocolRules, inflight: inflight)
-        cache.runInBackground {
-            let context = TransportContext()
+        // A streamed call's revalidation streams too: its copy is bounded like the call's own, never read whole.
+        let stage = CacheStage(cache: cache, policy: .useProtocolRules, inflight: inflight, streams: streams)
+        // The call's TLS, proxy and limits, without its deadline: the revalidation outlives the call.
+        var context = context
+        context.deadline = nil
+        cache.runInBackground { [context] in
             if let response = try? await stage.fetch(
                 request, stored: stored, key: key, requestControl: CacheControl(request.head.headerFields),
                 cache: cache, context: context, over: transport)
             {
-                _ = try? await response.body.collect(upTo: context.maxResponseBodySize)
+                do {
+                    for try await _ in response.body {}
+                } catch {}
             }
         }
     }

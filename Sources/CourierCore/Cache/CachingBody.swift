@@ -13,14 +13,21 @@ struct CachingBody: AsyncSequence, Sendable {
     private let limit: Int
     private let store: @Sendable (Data) async -> Void
 
-    init(_ base: MessageBody, limit: Int, store: @escaping @Sendable (Data) async -> Void) {
+    private let expected: Int64?
+
+    /// - Parameter expected: The body's announced length, reserved up front (at most `limit`) so the copy does not
+    ///   grow by doubling past it.
+    init(_ base: MessageBody, limit: Int, expected: Int64?, store: @escaping @Sendable (Data) async -> Void) {
         self.base = base
         self.limit = limit
+        self.expected = expected
         self.store = store
     }
 
     func makeAsyncIterator() -> Iterator {
-        Iterator(base: base.makeAsyncIterator(), limit: limit, store: store)
+        var copy = Data()
+        if let expected, expected > 0 { copy.reserveCapacity(Int(Swift.min(expected, Int64(limit)))) }
+        return Iterator(base: base.makeAsyncIterator(), limit: limit, copy: copy, store: store)
     }
 
     struct Iterator: AsyncIteratorProtocol {
@@ -28,11 +35,14 @@ struct CachingBody: AsyncSequence, Sendable {
         private let limit: Int
         private let store: @Sendable (Data) async -> Void
         /// The copy so far; `nil` once it cannot be stored (over the limit, failed, or already stored).
-        private var copy: Data? = Data()
+        private var copy: Data?
 
-        init(base: MessageBody.AsyncIterator, limit: Int, store: @escaping @Sendable (Data) async -> Void) {
+        init(
+            base: MessageBody.AsyncIterator, limit: Int, copy: Data, store: @escaping @Sendable (Data) async -> Void
+        ) {
             self.base = base
             self.limit = limit
+            self.copy = copy
             self.store = store
         }
 

@@ -38,10 +38,13 @@ public final class HTTPCache: Sendable {
     /// either way.
     public let servesStaleWhenOffline: Bool
     /// The largest streamed response body the cache stores, in bytes. A streamed body (a ``LiveResponse``, a
-    /// download, an event stream, a generated OpenAPI client's operation) goes to the caller as it arrives; when the
-    /// response is storable, a copy of at most this many bytes is kept on the side, and the response is stored when
-    /// the caller reads it to its end, whole. A longer body, one read only in part, or one that fails is not stored,
-    /// and its copy is let go at once, so a stream never holds more than this in memory for the cache.
+    /// download, a generated OpenAPI client's operation) goes to the caller as it arrives; when the response is
+    /// storable, a copy is kept on the side, and the response is stored when the caller reads it to its end, whole.
+    /// The copy is bounded by this and by the call's ``Request/maxResponseBodySize`` (else the client's
+    /// ``Client/Configuration/maxResponseBodySize``), whichever is smaller. A longer body (or one whose
+    /// `Content-Length` announces more), one read only in part, one that fails, and one that ends after the cache
+    /// removed entries (a sign-out, a refresh, an unsafe request's invalidation, ``removeAll()``) is not stored, and
+    /// its copy is let go. `text/event-stream` responses are never stored: an event stream is a live feed.
     public let maxStreamedBodySize: Int
     /// The current time: inject a fixed clock in tests so freshness is computed without waiting.
     let now: @Sendable () -> Date
@@ -51,6 +54,8 @@ public final class HTTPCache: Sendable {
     private let background = LockedBox<[Int: Task<Void, Never>]>([:])
     private let attached = LockedBox<Set<ObjectIdentifier>>([])
     private let backgroundIDs = LockedBox(0)
+    /// Bumped by every removal, so that a response fetched before it is not stored after it (see ``keep(_:ifNoRemovalSince:)``).
+    private let removals = LockedBox<UInt64>(0)
 
     /// Creates a cache.
     ///
@@ -140,6 +145,7 @@ public final class HTTPCache: Sendable {
     ///
     /// - Throws: The store's error when it cannot remove them.
     public func removeEntries(_ selection: CacheSelection) async throws {
+        noteRemoval()
         try await store.removeEntries(selection)
     }
 
@@ -149,20 +155,39 @@ public final class HTTPCache: Sendable {
         return try? await store.entry(for: key)
     }
 
-    /// Stores `entry`; a store's error is skipped.
-    func keep(_ entry: CacheEntry) async {
-        if let local { return local.keep(entry) }
+    /// How many removals the cache has seen: read it before fetching a response, and store the response with
+    /// ``keep(_:ifNoRemovalSince:)``.
+    var removalCount: UInt64 { removals.withLock { $0 } }
+
+    /// Stores `entry` unless an entry was removed since `removalCount` was `generation`: a response fetched before a
+    /// sign-out, a refresh's purge or an unsafe request's invalidation must not come back after it. For the built-in
+    /// stores the check and the store are atomic with respect to removals; for a store of your own, a removal racing
+    /// the store itself may still be overtaken. A store's error is skipped.
+    func keep(_ entry: CacheEntry, ifNoRemovalSince generation: UInt64) async {
+        if let local {
+            return removals.withLock { count in
+                if count == generation { local.keep(entry) }
+            }
+        }
+        guard removalCount == generation else { return }
         try? await store.store(entry)
     }
 
     /// Removes `selection` before returning; a store's error is skipped.
     func discard(_ selection: CacheSelection) async {
+        noteRemoval()
         if let local { return local.removeAll { selection.contains($0) } }
         try? await store.removeEntries(selection)
     }
 
+    /// Counts a removal, before it happens: a store that checks after this skips its entry.
+    private func noteRemoval() {
+        removals.withLock { $0 &+= 1 }
+    }
+
     /// Removes `selection` at once from a built-in store, or in the background from another.
     private func remove(_ selection: CacheSelection) {
+        noteRemoval()
         if let local {
             local.removeAll { selection.contains($0) }
         } else {

@@ -67,7 +67,8 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
         case revalidated
         /// The cache had nothing usable; the call went to the network.
         case miss
-        /// The response was stored.
+        /// The response was stored. Not sent for a streamed response, which is stored (if at all) when its reader
+        /// reaches the end, after the call's events.
         case stored
         /// A stale stored response answered the call (`stale-while-revalidate`, `stale-if-error`, offline, or a
         /// ``CachePolicy`` that accepts stale entries).

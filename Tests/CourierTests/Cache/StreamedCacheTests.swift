@@ -84,6 +84,74 @@ struct StreamedCacheTests {
         #expect(harness.cache.count == 1)
     }
 
+    @Test("the client's maxResponseBodySize bounds the copy too (it does not bound a live body)")
+    func clientLimitBoundsTheCopy() async throws {
+        let harness = try CacheFixtures.harness { $0.maxResponseBodySize = 5_000 }
+        var fields = CacheFixtures.fields(["Cache-Control": "max-age=60"])
+        fields[.contentLength] = nil
+        let unannounced = MockResponse(headerFields: fields, body: Self.body, chunkSize: 1_000)
+        harness.mock.stub(.get, "/live", with: unannounced)
+        #expect(try await Self.read(harness.client.send(Live())) == Self.body)
+        #expect(harness.cache.count == 0)
+    }
+
+    @Test("a stream that ends after the cache removed entries (a sign-out, a purge) is not stored")
+    func removalDuringTheStreamWins() async throws {
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(.get, "/live", with: Self.response())
+        let live = try await harness.client.send(Live())
+        harness.cache.removeAll()  // as a sign-out does, while the body is still being read
+        #expect(try await Self.read(live) == Self.body)
+        #expect(harness.cache.count == 0)
+    }
+
+    @Test("CachingBody: reading on after a failure never stores what arrived before it")
+    func readingOnAfterAFailure() async throws {
+        // A stream that fails after one chunk, then reports its end to a reader that asks again.
+        let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+            continuation.yield(ArraySlice(Self.body.prefix(1_000)))
+            continuation.finish(throwing: CacheFixtures.originDown)
+        }
+        let stores = LockedBox(0)
+        let body = CachingBody(
+            MessageBody(stream, length: .unknown, iterationBehavior: .single), limit: 1 << 20, expected: nil
+        ) { _ in stores.withLock { $0 += 1 } }
+        var iterator = body.makeAsyncIterator()
+        #expect(try await iterator.next()?.count == 1_000)
+        await #expect(throws: CourierError.self) { _ = try await iterator.next() }
+        #expect(try await iterator.next() == nil)
+        #expect(stores.withLock { $0 } == 0)
+    }
+
+    @Test("CachingBody: a body read to its end is handed to the store once, whole")
+    func storedOnceAtTheEnd() async throws {
+        let stored = LockedBox<[Data]>([])
+        let body = CachingBody(
+            MessageBody(
+                AsyncStream { continuation in
+                    for chunk in Self.body.chunked(1_000) { continuation.yield(chunk) }
+                    continuation.finish()
+                }, length: .unknown, iterationBehavior: .single),
+            limit: 1 << 20, expected: nil
+        ) { data in stored.withLock { $0.append(data) } }
+        var iterator = body.makeAsyncIterator()
+        while try await iterator.next() != nil {}
+        #expect(try await iterator.next() == nil)
+        #expect(stored.withLock { $0 } == [Self.body])
+    }
+
+    @Test("an event stream is never stored, even with a lifetime")
+    func eventStreamIsNotStored() async throws {
+        let harness = try CacheFixtures.harness()
+        let events = MockResponse(
+            headerFields: CacheFixtures.fields(["Cache-Control": "max-age=60", "Content-Type": "text/event-stream"]),
+            body: Data("data: one\n\ndata: two\n\n".utf8), chunkSize: 8)
+        harness.mock.stub(.get, "/live", with: [events, events])
+        for _ in 0..<2 { _ = try await Self.read(harness.client.send(Live())) }
+        #expect(harness.cache.count == 0)
+        #expect(harness.networkCount == 2)
+    }
+
     @Test("a streamed body shorter than its Content-Length is not stored")
     func shortBodyIsNotStored() async throws {
         let harness = try CacheFixtures.harness()
@@ -119,5 +187,12 @@ struct StreamedCacheTests {
         #expect(try await Self.read(harness.client.send(Live())) == Self.body)
         #expect(harness.cache.count == 0)
         #expect(harness.networkCount == 2)
+    }
+}
+
+extension Data {
+    /// The bytes in chunks of `size`.
+    fileprivate func chunked(_ size: Int) -> [ArraySlice<UInt8>] {
+        stride(from: 0, to: count, by: size).map { ArraySlice(self[$0..<Swift.min($0 + size, count)]) }
     }
 }

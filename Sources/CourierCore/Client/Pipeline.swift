@@ -22,59 +22,94 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// Runs the call under the request's (or client's) deadline, then logs its one line.
+    ///
+    /// The asynchronous part is ``call(start:state:)`` alone; what comes before and after it runs in synchronous
+    /// functions, so that the call records and log lines they build are on the thread's stack, not in an async frame
+    /// that every call in flight keeps for its whole life (issue #17).
     func run() async throws -> R.Response {
-        try await perform().value
+        let (start, state) = begin()
+        do {
+            let value = try await call(start: start, state: state)
+            return end(value, start: start, state: state)
+        } catch {
+            throw end(error, start: start, state: state)
+        }
     }
 
     /// Runs the call like ``run()`` and returns its value with what happened on the wire (only built here, so that
     /// ``run()`` does no redaction or copying it does not need).
     func exchange() async throws -> Exchange<R.Response> {
-        let (value, record, duration) = try await perform()
+        let (start, state) = begin()
+        let value: R.Response
+        do {
+            value = try await call(start: start, state: state)
+        } catch {
+            throw end(error, start: start, state: state)
+        }
+        return exchange(end(value, start: start, state: state), start: start, state: state)
+    }
+
+    @inline(never)
+    private func exchange(
+        _ value: R.Response, start: ContinuousClock.Instant, state: LockedBox<CallRecord>
+    ) -> Exchange<R.Response> {
+        let record = state.withLock { $0 }
         return Exchange(
             value: value,
             request: record.request.map(configuration.redactor.redact),
             response: record.response,
             trace: record.trace,
             attempts: max(1, record.attempt),
-            duration: duration,
+            duration: ContinuousClock.now - start,
             negotiatedProtocol: record.negotiatedProtocol,
             bodySize: record.bodySize
         )
     }
 
-    /// The call itself: its value, its record and its duration.
-    private func perform() async throws -> (value: R.Response, record: CallRecord, duration: Duration) {
+    /// The call's start: its clock, its record, the activity tracker's count and the `started` event.
+    @inline(never)
+    private func begin() -> (ContinuousClock.Instant, LockedBox<CallRecord>) {
         let start = ContinuousClock.now
         let state = LockedBox(CallRecord(events: events))
         configuration.activity?.begin()
-        var callEnds = true  // a live response's call ends with its body, not here
-        defer { if callEnds { configuration.activity?.end() } }
         events?.emit(.started, attempt: 0)
-        do {
-            let value: R.Response
-            if let timeout = request.timeout ?? configuration.timeout {
-                value = try await withDeadline(timeout, start: start, state: state)
-            } else {
-                value = try await attempts(deadline: nil, state: state)
-            }
-            if Self.isLive, let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
-                callEnds = false
-                return (open, state.withLock { $0 }, ContinuousClock.now - start)
-            }
-            let record = state.withLock { $0 }
-            log(record, start: start, error: nil)
-            state.withLock { $0.emitFinished() }
-            return (value, record, ContinuousClock.now - start)
-        } catch {
-            let record = state.withLock { $0 }
-            let error = record.finalize(error, redactor: configuration.redactor)
-            log(record, start: start, error: error)
-            record.emitFailed(error)
-            throw error
-        }
+        return (start, state)
     }
 
-    /// Whether the call returns a ``LiveResponse``, whose body outlives ``perform()``.
+    /// The call itself, under its deadline when it has one.
+    private func call(start: ContinuousClock.Instant, state: LockedBox<CallRecord>) async throws -> R.Response {
+        if let timeout = request.timeout ?? configuration.timeout {
+            return try await withDeadline(timeout, start: start, state: state)
+        }
+        return try await attempts(deadline: nil, state: state)
+    }
+
+    /// The call's success: its log line and `finished` event, or for a live response a lease that sends them when
+    /// the body ends.
+    @inline(never)
+    private func end(_ value: R.Response, start: ContinuousClock.Instant, state: LockedBox<CallRecord>) -> R.Response {
+        if Self.isLive, let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
+            return open  // the activity count ends with the body
+        }
+        let record = state.withLock { $0 }
+        log(record, start: start, error: nil)
+        state.withLock { $0.emitFinished() }
+        configuration.activity?.end()
+        return value
+    }
+
+    /// The call's failure: the error as the caller gets it, logged and sent as the `failed` event.
+    @inline(never)
+    private func end(_ error: any Error, start: ContinuousClock.Instant, state: LockedBox<CallRecord>) -> any Error {
+        let record = state.withLock { $0 }
+        let error = record.finalize(error, redactor: configuration.redactor)
+        log(record, start: start, error: error)
+        record.emitFailed(error)
+        configuration.activity?.end()
+        return error
+    }
+
+    /// Whether the call returns a ``LiveResponse``, whose body outlives ``run()``.
     private static var isLive: Bool { R.Response.self == LiveResponse.self }
 
     /// `live` with a lease that ends the call when its body ends: the log line, the `finished` or `failed` event

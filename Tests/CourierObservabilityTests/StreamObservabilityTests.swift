@@ -96,9 +96,14 @@ struct StreamObservabilityTests {
         let dimensions = [("method", "GET"), ("environment", "production")]
         let requests = try metrics.expectCounter(
             "courier_requests_total", dimensions + [("outcome", "success"), ("status_class", "2xx")])
+        // The connection that ended normally and the 204: 2, unless AsyncHTTPClient saw the last connection's end as
+        // a truncation (seen on a loaded machine: the stream reconnects and the 204 ends it, all 5 events
+        // delivered). Either way the counter counts exactly the connections that finished.
+        let finished = events.filter { if case .finished = $0.kind { true } else { false } }.count
+        #expect((1...2).contains(finished))
         #expect(
-            requests.totalValue == 2,
-            "the connection that ended normally and the 204; events: \(events.map { "\($0.callID): \($0.kind)" })")
+            requests.totalValue == Int64(finished),
+            "every finished connection counted once; events: \(events.map { "\($0.callID): \($0.kind)" })")
         #expect(try metrics.expectCounter("courier_stream_reconnects_total", dimensions).totalValue == connections - 1)
         let streams = try metrics.expectCounter("courier_streams_total", dimensions + [("outcome", "success")])
         #expect(streams.totalValue == 1)

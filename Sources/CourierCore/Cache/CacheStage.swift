@@ -5,8 +5,8 @@ import HTTPTypes
 ///
 /// The pipeline calls ``send(_:context:over:)`` instead of the transport. A fresh entry is answered without the
 /// network; a stale one is revalidated and a `304` merged; a storable response is read into memory and stored (a
-/// streamed one is stored when its reader reaches the end: ``CachingBody``); an unsafe method's success invalidates. Afterwards ``status`` says what happened, for the trace and for
-/// ``ReceivedResponse/cacheStatus``. One stage per call; attempts reuse it.
+/// streamed one is stored when its reader reaches the end: ``CachingBody``); an unsafe method's success
+/// invalidates. Afterwards ``status`` says what happened, for the trace and for ``ReceivedResponse/cacheStatus``. One stage per call; attempts reuse it.
 struct CacheStage: Sendable {
     let cache: HTTPCache?
     let policy: CachePolicy

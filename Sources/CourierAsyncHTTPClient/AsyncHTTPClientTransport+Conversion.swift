@@ -34,18 +34,45 @@
             return ahcRequest
         }
 
-        static func makeResponseHead(_ response: HTTPClientResponse) -> HTTPResponse {
+        /// A response head as Courier's transports hand it over, with what the body's framing needs from it.
+        struct ResponseHead {
+            var head: HTTPResponse
+            /// The `Content-Length` value, when the response has exactly one such field.
+            var contentLength: Int64?
+            /// Whether a `Content-Encoding` field names a coding other than `identity`.
+            var isEncoded = false
+        }
+
+        /// Converts AsyncHTTPClient's response head, reading `Content-Length` and `Content-Encoding` on the way (one
+        /// pass over the fields instead of a lookup by name for each afterwards: issue #17's profile showed those
+        /// lookups at about 1 µs per call).
+        static func makeResponseHead(_ response: HTTPClientResponse) -> ResponseHead {
             var fields = HTTPFields()
             fields.reserveCapacity(response.headers.count)
+            var length: String?
+            var lengthFields = 0
+            var encodings: [String] = []
             for (name, value) in response.headers {
-                if let fieldName = HTTPField.Name(name) {
-                    fields.append(HTTPField(name: fieldName, value: value))
+                guard let fieldName = HTTPField.Name(name) else { continue }
+                let field = HTTPField(name: fieldName, value: value)
+                fields.append(field)
+                if fieldName == .contentLength {
+                    length = field.value
+                    lengthFields += 1
+                } else if fieldName == .contentEncoding {
+                    encodings.append(field.value)
                 }
             }
-            return HTTPResponse(
+            let head = HTTPResponse(
                 status: HTTPResponse.Status(
                     code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
                 headerFields: fields
+            )
+            let joinedEncodings = encodings.joined(separator: ", ")
+            return ResponseHead(
+                head: head,
+                contentLength: lengthFields == 1 ? length.flatMap { Int64($0) } : nil,
+                isEncoded: !joinedEncodings.isEmpty && joinedEncodings != "identity"
             )
         }
     }

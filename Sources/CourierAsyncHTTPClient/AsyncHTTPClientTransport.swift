@@ -283,13 +283,13 @@
                         "the HTTPClient followed a redirect itself; create it with redirectConfiguration: .disallow"
                 )
             }
-            let head = Self.makeResponseHead(response)
-            if decompresses {
+            let converted = Self.makeResponseHead(response)
+            let head = converted.head
+            if decompresses, converted.isEncoded {
                 try ContentCodings.check(head)
             }
             var length = MessageBody.Length.unknown
-            let encoded = head.headerFields[.contentEncoding].map { !$0.isEmpty && $0 != "identity" } ?? false
-            if !(decompresses && encoded), let value = head.headerFields[.contentLength], let count = Int64(value) {
+            if !(decompresses && converted.isEncoded), let count = converted.contentLength {
                 length = .known(count)
             }
             let body = MessageBody(

@@ -39,9 +39,15 @@ enum RequestValidator {
             throw invalidURL("the path contains a space, control character, non-ASCII byte or '#' after adapting")
         }
 
-        request.head.headerFields[.proxyAuthorization] = nil
-        request.head.headerFields[.contentLength] = nil
-        request.head.headerFields[.transferEncoding] = nil
+        // One pass to see whether there is anything to remove (an assignment by name scans the fields each time).
+        let hasRemovable = request.head.headerFields.contains { field in
+            field.name == .proxyAuthorization || field.name == .contentLength || field.name == .transferEncoding
+        }
+        if hasRemovable {
+            request.head.headerFields[.proxyAuthorization] = nil
+            request.head.headerFields[.contentLength] = nil
+            request.head.headerFields[.transferEncoding] = nil
+        }
         if let body = request.body {
             if head.method == .trace {
                 throw CourierError(

@@ -219,9 +219,11 @@ struct CacheStage: Sendable {
         }
         // A body cut short throws here (nothing is stored) and fails the call as it would without a cache.
         let body = try await BodyReader.read(response, for: request.head.method, limit: context.maxResponseBodySize)
-        if CacheRules.isComplete(body, response: response.head) {
-            record?.withLock { $0.stored = true }
+        // `stored` only when the entry is in the store: not when a removal came first, or the store refused it.
+        if CacheRules.isComplete(body, response: response.head),
             await cache.keep(entry(body), ifNoRemovalSince: generation)
+        {
+            record?.withLock { $0.stored = true }
         }
         return TransportResponse(head: response.head, body: MessageBody(body))
     }

@@ -66,8 +66,10 @@ public enum CacheSelection: Hashable, Sendable {
 protocol LocalCacheStore: CacheStore {
     /// The entry at `key`, or `nil`.
     func cachedEntry(for key: CacheKey) -> CacheEntry?
-    /// Stores `entry`, replacing the one at its key, then evicts past the byte limit.
-    func keep(_ entry: CacheEntry)
+    /// Stores `entry`, replacing the one at its key, then evicts past the byte limit; returns whether it was stored
+    /// (an entry larger than the whole store, or one the disk would not take, is not: its key is emptied instead).
+    @discardableResult
+    func keep(_ entry: CacheEntry) -> Bool
     /// Removes every entry whose key satisfies `predicate`.
     func removeAll(where predicate: (CacheKey) -> Bool)
     /// The bytes the entries take.
@@ -107,10 +109,11 @@ final class MemoryCacheStore: LocalCacheStore {
         }
     }
 
-    func keep(_ entry: CacheEntry) {
+    @discardableResult
+    func keep(_ entry: CacheEntry) -> Bool {
         guard entry.cost <= byteLimit else {
             removeAll { $0 == entry.key }
-            return
+            return false
         }
         state.withLock { state in
             state.tick += 1
@@ -122,6 +125,7 @@ final class MemoryCacheStore: LocalCacheStore {
                 state.totalBytes -= oldest.value.entry.cost
             }
         }
+        return true
     }
 
     func removeAll(where predicate: (CacheKey) -> Bool) {

@@ -159,11 +159,12 @@ final class DiskCacheStore: LocalCacheStore {
         return entry
     }
 
-    func keep(_ entry: CacheEntry) {
+    @discardableResult
+    func keep(_ entry: CacheEntry) -> Bool {
         let name = entry.key.fileName
         guard let data = Self.encode(entry), data.count <= byteLimit else {
             drop(name)
-            return
+            return false
         }
         do {
             // Written whole and renamed into place, then made owner-only (the 0700 directory already keeps
@@ -173,7 +174,7 @@ final class DiskCacheStore: LocalCacheStore {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         } catch {
             drop(name)
-            return
+            return false
         }
         state.withLock { state in
             state.tick += 1
@@ -182,6 +183,7 @@ final class DiskCacheStore: LocalCacheStore {
             state.totalBytes += data.count
         }
         evict()
+        return true
     }
 
     func removeAll(where predicate: (CacheKey) -> Bool) {

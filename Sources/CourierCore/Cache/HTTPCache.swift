@@ -162,15 +162,21 @@ public final class HTTPCache: Sendable {
     /// Stores `entry` unless an entry was removed since `removalCount` was `generation`: a response fetched before a
     /// sign-out, a refresh's purge or an unsafe request's invalidation must not come back after it. For the built-in
     /// stores the check and the store are atomic with respect to removals; for a store of your own, a removal racing
-    /// the store itself may still be overtaken. A store's error is skipped.
-    func keep(_ entry: CacheEntry, ifNoRemovalSince generation: UInt64) async {
+    /// the store itself may still be overtaken. A store's error is skipped. Returns whether the entry was stored.
+    @discardableResult
+    func keep(_ entry: CacheEntry, ifNoRemovalSince generation: UInt64) async -> Bool {
         if let local {
             return removals.withLock { count in
-                if count == generation { local.keep(entry) }
+                count == generation && local.keep(entry)
             }
         }
-        guard removalCount == generation else { return }
-        try? await store.store(entry)
+        guard removalCount == generation else { return false }
+        do {
+            try await store.store(entry)
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Removes `selection` before returning; a store's error is skipped.

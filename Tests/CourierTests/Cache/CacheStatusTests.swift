@@ -47,4 +47,22 @@ struct CacheEventTests {
         }
         #expect(outcomes == ["miss", "stored", "hit", "stale"])
     }
+
+    @Test("a response the store refuses (larger than the whole memory cache) is not reported as stored")
+    func refusedIsNotReportedStored() async throws {
+        let monitor = MonitorFixtures.RecordingMonitor()
+        let harness = try CacheFixtures.harness(storage: .memory(byteLimit: 64)) { $0.monitors = [monitor] }
+        let response = MockResponse.text(
+            String(repeating: "x", count: 4096), headerFields: CacheFixtures.fields(["Cache-Control": "max-age=10"]))
+        harness.mock.stub(.get, "/page", with: [response, response])
+        _ = try await harness.send()
+        let outcomes = await monitor.events(untilCallsEnded: 1).compactMap { event -> String? in
+            guard case .cached(let outcome) = event.kind else { return nil }
+            return outcome.rawValue
+        }
+        #expect(outcomes == ["miss"])
+        #expect(harness.cache.count == 0)
+        #expect(try await harness.send().cacheStatus?.outcome == .miss)
+        #expect(harness.networkCount == 2)
+    }
 }

@@ -198,11 +198,24 @@
 
         /// Sends the request and returns once the response head arrives; the body streams afterwards.
         public func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
-            var ahcRequest = try Self.makeRequest(request)
+            // The choice of client and the request's conversion run in synchronous functions: an async function
+            // keeps every local that crosses its `await` in a frame on the heap for as long as the call is in flight
+            // (an `HTTPClientRequest` is 344 bytes, its TLS configuration 234), and a call waiting for a connection
+            // or its answer should hold no more than it needs (issue #17).
+            let route = try route(for: request, context: context)
+            return try await send(request, route: route, context: context)
+        }
+
+        /// Where a request goes: the client (pool) that sends it, and what its failures are diagnosed against.
+        private struct Route {
+            let client: HTTPClient
+            let secure: Bool
+            let proxied: Bool
+        }
+
+        @inline(never)
+        private func route(for request: OutgoingRequest, context: TransportContext) throws -> Route {
             let secure = request.head.scheme?.lowercased() == "https"
-            if secure {
-                ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, request: request.head)
-            }
             // A priority request (a token refresh) on a pool of its own: it must not wait for a connection held by
             // the calls that wait for it.
             var client = self.client
@@ -228,53 +241,77 @@
                                 + "set HTTPClient.Configuration.proxy on that client, or use AsyncHTTPClientTransport()"
                         )
                     }
-                    return try await send(
-                        ahcRequest, on: client, request: request, context: context, secure: secure, proxied: false)
+                    return Route(client: client, secure: secure, proxied: false)
                 }
                 client = SharedClients.client(
                     for: sharedConfiguration, http1Only: http1Only, proxy: proxy, lane: context.lane)
             }
-            return try await send(
-                ahcRequest, on: client, request: request, context: context, secure: secure, proxied: proxy != nil)
+            return Route(client: client, secure: secure, proxied: proxy != nil)
+        }
+
+        /// AsyncHTTPClient's request for `request`, with the context's TLS settings over https.
+        @inline(never)
+        private static func makeRequest(
+            _ request: OutgoingRequest, secure: Bool, context: TransportContext
+        ) throws -> HTTPClientRequest {
+            var ahcRequest = try makeRequest(request)
+            if secure {
+                ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, request: request.head)
+            }
+            return ahcRequest
         }
 
         private func send(
-            _ ahcRequest: HTTPClientRequest,
-            on client: HTTPClient,
-            request: OutgoingRequest,
-            context: TransportContext,
-            secure: Bool,
-            proxied: Bool
+            _ request: OutgoingRequest, route: Route, context: TransportContext
         ) async throws -> TransportResponse {
-            let deadline = context.deadline.map(Self.nioDeadline) ?? .distantFuture
             let response: HTTPClientResponse
             do {
-                response = try await client.execute(ahcRequest, deadline: deadline, logger: context.logger)
+                response = try await route.client.execute(
+                    Self.makeRequest(request, secure: route.secure, context: context),
+                    deadline: context.deadline.map(Self.nioDeadline) ?? .distantFuture,
+                    logger: context.logger
+                )
             } catch {
-                // No silent resend here: a failed attempt goes to Courier's retry decision, which counts it, so the
-                // trace's attempts are the requests the server saw.
-                let translated = Self.translate(error, phase: .head, timeouts: timeouts)
-                // The diagnosis connects to the server directly, so not when a proxy stands between.
-                if secure, !proxied, let failure = translated as? CourierError, failure.code == .untrustedCertificate,
-                    let origin = request.head.url.flatMap(Origin.init(url:))
-                {
-                    throw await TLSDiagnosis.refine(failure, host: origin.host, port: origin.port, options: context.tls)
-                }
-                // A second reset in a row before any head, over TLS 1.3 without a client certificate, may be a server
-                // that wants one (its alert arrives as a closed connection): check once, so it is not retried again.
-                if secure, !proxied, context.attempt >= 2, context.tls.clientIdentity == nil,
-                    var failure = translated as? CourierError, failure.code == .connectionReset,
-                    let origin = request.head.url.flatMap(Origin.init(url:)),
-                    await TLSDiagnosis.requiresClientCertificate(
-                        host: origin.host, port: origin.port, timeout: .seconds(2))
-                {
-                    failure.code = .clientCertificateRejected
-                    failure.message =
-                        "the server requires a client certificate and none is configured (TLSOptions.clientIdentity)"
-                    throw failure
-                }
-                throw translated
+                throw await failure(error, request: request, route: route, context: context)
             }
+            return try transportResponse(response)
+        }
+
+        /// A failed attempt's error, translated (and for a TLS failure, diagnosed); a function of its own, so that
+        /// its locals are in a frame only when a call fails.
+        @inline(never)
+        private func failure(
+            _ error: any Error, request: OutgoingRequest, route: Route, context: TransportContext
+        ) async -> any Error {
+            // No silent resend here: a failed attempt goes to Courier's retry decision, which counts it, so the
+            // trace's attempts are the requests the server saw.
+            let translated = Self.translate(error, phase: .head, timeouts: timeouts)
+            let secure = route.secure
+            // The diagnosis connects to the server directly, so not when a proxy stands between.
+            if secure, !route.proxied, let failure = translated as? CourierError, failure.code == .untrustedCertificate,
+                let origin = request.head.url.flatMap(Origin.init(url:))
+            {
+                return await TLSDiagnosis.refine(failure, host: origin.host, port: origin.port, options: context.tls)
+            }
+            // A second reset in a row before any head, over TLS 1.3 without a client certificate, may be a server
+            // that wants one (its alert arrives as a closed connection): check once, so it is not retried again.
+            if secure, !route.proxied, context.attempt >= 2, context.tls.clientIdentity == nil,
+                var failure = translated as? CourierError, failure.code == .connectionReset,
+                let origin = request.head.url.flatMap(Origin.init(url:)),
+                await TLSDiagnosis.requiresClientCertificate(
+                    host: origin.host, port: origin.port, timeout: .seconds(2))
+            {
+                failure.code = .clientCertificateRejected
+                failure.message =
+                    "the server requires a client certificate and none is configured (TLSOptions.clientIdentity)"
+                return failure
+            }
+            return translated
+        }
+
+        /// Courier's response for AsyncHTTPClient's: its head, and its body as it streams.
+        @inline(never)
+        private func transportResponse(_ response: HTTPClientResponse) throws -> TransportResponse {
             guard response.history.count <= 1 else {
                 throw CourierError(
                     code: .unsupported,

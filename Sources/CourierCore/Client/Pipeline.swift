@@ -296,9 +296,13 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// A failure with no usable response: the first decision that handles transport failures (the retry policy)
-    /// may turn it into a restart.
+    /// may turn it into a restart. Not inlined, like ``decide(_:outgoing:decisions:attempt:restarts:deadline:state:)``
+    /// and ``parse(_:sent:streamsBody:streamingParser:outgoing:attempt:state:)``: inlined into `attempts`, their locals
+    /// made its frame, which a call keeps while it waits for its answer, 672 bytes larger (3,840 → 3,168 bytes,
+    /// `Benchmarks/async-frames`), and they run after the wait, in the task allocator's slabs the transport freed.
     ///
     /// - Returns: The decisions of the next attempt; throws `error` when nothing restarts the call.
+    @inline(never)
     private func recover(
         from error: any Error,
         outgoing: OutgoingRequest,
@@ -344,6 +348,7 @@ struct Pipeline<R: Request>: Sendable {
 
     /// Turns the final response into the request's value with its parser (streaming the body when it was left
     /// unread).
+    @inline(never)
     private func parse(
         _ received: ReceivedResponse,
         sent: TransportResponse,
@@ -533,6 +538,7 @@ struct Pipeline<R: Request>: Sendable {
     /// - Returns: `.restart` with the next chain (and a redirection target), or `nil` when `received` is final.
     /// A function of its own: its locals stay out of ``attempts(deadline:state:)``'s async frame, which every call
     /// carries through the transport (issue #17: each KiB of a call's frames is a `malloc`).
+    @inline(never)
     private func decide(
         _ received: inout ReceivedResponse,
         outgoing: OutgoingRequest,

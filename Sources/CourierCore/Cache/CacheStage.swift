@@ -103,7 +103,9 @@ struct CacheStage: Sendable {
         case fetch(Fetch)
     }
 
-    /// A fetch's inputs, boxed: ``Lookup`` stays one pointer in ``send(_:context:over:)``'s frame.
+    /// A fetch's inputs, boxed: ``Lookup`` stays one pointer in ``send(_:context:over:)``'s frame. One allocation per
+    /// fetch buys 768 bytes less in the frame a waiting call keeps (`send`: 3,440 instead of 4,208 bytes with the
+    /// values inline in the enum) and 2.2 KB less in `lookUp`'s (7,552 instead of 9,776), per `Benchmarks/async-frames`.
     private final class Fetch: Sendable {
         let stored: CacheEntry?
         let key: CacheKey

@@ -52,12 +52,14 @@ final class ResponseTask: Sendable {
         var startedAt = ContinuousClock.now
         /// Whether the connection is known to be up (a head, body bytes sent, or a successful probe).
         var isConnected = false
-        var watchdog: Task<Void, Never>?
     }
 
     private let state = LockedBox(State())
     private let limits: Limits
     private let lane: SessionLane
+    private let watchdog: Watchdog
+    /// The call's deadline, if it has one.
+    private let deadline: ContinuousClock.Instant?
     private let method: HTTPRequest.Method
     /// The request's URL, whose origin ``ConnectProbe`` tries when the connect timeout passes.
     private let url: URL?
@@ -71,10 +73,14 @@ final class ResponseTask: Sendable {
         method: HTTPRequest.Method,
         url: URL?,
         limits: Limits,
+        deadline: ContinuousClock.Instant?,
         lane: SessionLane,
+        watchdog: Watchdog,
         cancelUpload: (@Sendable () -> Void)?
     ) {
         self.method = method
+        self.deadline = deadline
+        self.watchdog = watchdog
         self.url = url
         self.limits = limits
         self.lane = lane
@@ -86,45 +92,9 @@ final class ResponseTask: Sendable {
 
     // MARK: Caller side
 
-    /// Watches the call's deadline and the connect timeout, from now on.
-    func startTimers(deadline: ContinuousClock.Instant?) {
-        let watchdog = Task { [weak self] in
-            while true {
-                guard let alarm = self?.nextAlarm(deadline: deadline) else { return }
-                switch alarm {
-                case .sleep(let instant):
-                    do {
-                        try await Task.sleep(until: instant, clock: .continuous)
-                    } catch {
-                        return
-                    }
-                case .fire(let error):
-                    self?.fail(error)
-                    return
-                case .probe(let host, let port, let timeout):
-                    let reachable = await ConnectProbe.canConnect(host: host, port: port, timeout: timeout)
-                    guard let self else { return }
-                    if reachable {
-                        self.state.withLock { $0.isConnected = true }
-                    } else {
-                        self.fail(
-                            CourierError(
-                                code: .connectTimeout,
-                                stage: .transport,
-                                message: "no connection within the connect timeout (\(self.limits.connectTimeout))"
-                            )
-                        )
-                        return
-                    }
-                }
-            }
-        }
-        let isOver = state.withLock { state in
-            guard state.failure == nil, !state.isComplete else { return true }
-            state.watchdog = watchdog
-            return false
-        }
-        if isOver { watchdog.cancel() }
+    /// Watches the call's deadline, the connect timeout and the idle timeout, from now on.
+    func startTimers() {
+        watchdog.add(self)
     }
 
     /// Starts `task` unless the call already failed; resumes `continuation` with the head or the failure.
@@ -212,9 +182,9 @@ final class ResponseTask: Sendable {
             return settled
         }
         guard let settled else { return }
+        watchdog.remove(self)
         releaseDelivery()
         cancelUpload?()
-        settled.watchdog?.cancel()
         settled.resume(throwing: error)
         if let task = settled.task {
             lane.control.async { task.cancel() }
@@ -376,16 +346,14 @@ final class ResponseTask: Sendable {
             state.isComplete = true
             var settled = Settled()
             settled.bodyWaiter = state.bodyWaiter
-            settled.watchdog = state.watchdog
             state.bodyWaiter = nil
-            state.watchdog = nil
             state.isPaused = false
             return (settled, nil)
         }
         releaseDelivery()
         cancelUpload?()
         guard let (settled, failure) = outcome else { return }
-        settled.watchdog?.cancel()
+        watchdog.remove(self)
         if let failure {
             settled.resume(throwing: failure)
         } else {
@@ -399,7 +367,6 @@ final class ResponseTask: Sendable {
         var headWaiter: CheckedContinuation<HTTPResponse, any Error>?
         var bodyWaiter: CheckedContinuation<ArraySlice<UInt8>?, any Error>?
         var task: URLSessionTask?
-        var watchdog: Task<Void, Never>?
         var wasComplete = false
 
         func resume(throwing error: any Error) {
@@ -414,12 +381,10 @@ final class ResponseTask: Sendable {
             headWaiter: state.headWaiter,
             bodyWaiter: state.bodyWaiter,
             task: state.task,
-            watchdog: state.watchdog,
             wasComplete: state.isComplete
         )
         state.headWaiter = nil
         state.bodyWaiter = nil
-        state.watchdog = nil
         if !keepingChunks {
             state.chunks = []
             state.buffered = 0
@@ -428,24 +393,23 @@ final class ResponseTask: Sendable {
         return settled
     }
 
-    private enum Alarm {
+    enum Alarm {
         case sleep(until: ContinuousClock.Instant)
         case fire(CourierError)
         /// The connect timeout passed without a sign of a connection: find out whether the server is reachable.
         case probe(host: String, port: Int, timeout: Duration)
     }
 
-    /// What the watchdog does next: sleep until the next timer is due, fire one, probe the connection, or stop
-    /// (`nil`).
+    /// What the ``Watchdog`` does next: check again at an instant, fire a timer, probe the connection, or stop
+    /// watching (`nil`: the request ended).
     ///
     /// - The call's deadline fires `CourierError.Code.timedOut`.
     /// - The idle timeout fires `CourierError.Code.idleTimeout` when no byte arrived (and the reader took none)
     ///   for that long, before the head or in the body, unless the transfer is held back for a slow reader.
     /// - Before any sign of a connection, the connect timeout asks ``ConnectProbe`` whether the server can be
     ///   reached at all; if not, it fires `CourierError.Code.connectTimeout`.
-    private func nextAlarm(deadline: ContinuousClock.Instant?) -> Alarm? {
-        let now = ContinuousClock.now
-        return state.withLock { state -> Alarm? in
+    func nextAlarm(now: ContinuousClock.Instant) -> Alarm? {
+        state.withLock { state -> Alarm? in
             guard state.failure == nil, !state.isComplete else { return nil }
             if let deadline, now >= deadline {
                 return .fire(CourierError(code: .timedOut, stage: .transport, message: "the call's deadline passed"))
@@ -484,6 +448,20 @@ final class ResponseTask: Sendable {
             }
             return .sleep(until: wake)
         }
+    }
+
+    /// A connect probe reached the server: only the idle timeout and the deadline apply from now on.
+    func markConnected() {
+        state.withLock { $0.isConnected = true }
+    }
+
+    /// The failure when a connect probe could not reach the server either.
+    var connectTimeoutError: CourierError {
+        CourierError(
+            code: .connectTimeout,
+            stage: .transport,
+            message: "no connection within the connect timeout (\(limits.connectTimeout))"
+        )
     }
 
     private func pauseDelivery() {

@@ -1,0 +1,133 @@
+import CourierCore
+import Dispatch
+
+/// The timers of every request in flight on one ``URLSessionTransport``, on one dispatch timer.
+///
+/// Each request has a deadline, a connect timeout and an idle timeout, which almost never fire: the request ends
+/// first. A sleeping `Task` per request cost a task, a thread hop to start it and another to cancel it, and left
+/// a dispatch timer behind until the sleep's due time (an idle timeout of 60 s at 3,000 requests a second keeps
+/// 180,000 of them in dispatch's timer heap). Here a request is an entry in a table, with the instant at which its
+/// timers must next be checked. One timer is set to the earliest of them; when it fires, each due request decides
+/// (``ResponseTask/nextAlarm()``) whether to fail, probe the connection, or be checked again later, and the timer is
+/// set to the next due instant.
+///
+/// Adding a request only moves the timer when it is due before the timer; removing one never moves it (a timer that
+/// finds nothing due just sets itself to the next instant). So a request costs a lock and a dictionary entry, and
+/// the timer fires about once per connect timeout while requests come and go.
+final class Watchdog: Sendable {
+    private struct Entry {
+        weak var task: ResponseTask?
+        var due: ContinuousClock.Instant
+    }
+
+    private struct State {
+        /// Dispatch's timer sources are not `Sendable`: this one is only touched under the lock.
+        let timer: any DispatchSourceTimer
+        var entries: [ObjectIdentifier: Entry] = [:]
+        /// When the timer is set to fire; `nil` when it is not set.
+        var wake: ContinuousClock.Instant?
+    }
+
+    private let state: LockedBox<State>
+
+    init() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Courier.URLSessionTransport.timers"))
+        state = LockedBox(State(timer: timer))
+        state.withLock { state in
+            state.timer.setEventHandler { [weak self] in self?.fire() }
+            // A dispatch source must never be released suspended: it is activated at once, and set when needed.
+            state.timer.activate()
+        }
+    }
+
+    deinit {
+        state.withLock { $0.timer.cancel() }
+    }
+
+    /// Starts watching `task`: its timers are checked now, then whenever they are due, until ``remove(_:)``.
+    func add(_ task: ResponseTask) {
+        check(task, now: .now)
+    }
+
+    /// Stops watching `task` (it ended).
+    func remove(_ task: ResponseTask) {
+        _ = state.withLock { $0.entries.removeValue(forKey: ObjectIdentifier(task)) }
+    }
+
+    /// Watches `task` again after a connect probe found the server reachable.
+    func resume(_ task: ResponseTask) {
+        check(task, now: .now)
+    }
+
+    private func check(_ task: ResponseTask, now: ContinuousClock.Instant) {
+        switch task.nextAlarm(now: now) {
+        case nil:
+            remove(task)
+        case .sleep(let until):
+            schedule(task, at: until)
+        case .fire(let error):
+            remove(task)
+            task.fail(error)
+        case .probe(let host, let port, let timeout):
+            // Not watched while the probe runs: the probe's own timeout bounds it, and its answer decides.
+            remove(task)
+            Task { [weak self, weak task] in
+                let reachable = await ConnectProbe.canConnect(host: host, port: port, timeout: timeout)
+                guard let task else { return }
+                if reachable {
+                    task.markConnected()
+                    self?.resume(task)
+                } else {
+                    task.fail(task.connectTimeoutError)
+                }
+            }
+        }
+    }
+
+    private func schedule(_ task: ResponseTask, at due: ContinuousClock.Instant) {
+        state.withLock { state in
+            state.entries[ObjectIdentifier(task)] = Entry(task: task, due: due)
+            if let wake = state.wake, wake <= due { return }
+            state.wake = due
+            // Set under the lock, so two requests setting the timer at once cannot leave it at the later instant.
+            state.timer.schedule(deadline: Self.dispatchTime(due), leeway: .milliseconds(1))
+        }
+    }
+
+    /// The timer fired: checks every request that is due and sets the timer to the next instant.
+    private func fire() {
+        let now = ContinuousClock.now
+        let due = state.withLock { state -> [ResponseTask] in
+            state.wake = nil
+            var due: [ResponseTask] = []
+            var next: ContinuousClock.Instant?
+            for (key, entry) in state.entries {
+                guard let task = entry.task else {
+                    state.entries[key] = nil
+                    continue
+                }
+                if entry.due <= now {
+                    due.append(task)
+                } else {
+                    next = min(next ?? entry.due, entry.due)
+                }
+            }
+            if let next {
+                state.wake = next
+                state.timer.schedule(deadline: Self.dispatchTime(next), leeway: .milliseconds(1))
+            }
+            return due
+        }
+        for task in due { check(task, now: now) }
+    }
+
+    /// `instant` on dispatch's clock (the uptime clock; the two agree on durations from now).
+    private static func dispatchTime(_ instant: ContinuousClock.Instant) -> DispatchTime {
+        let delay = ContinuousClock.now.duration(to: instant)
+        guard delay > .zero else { return .now() }
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow else { return .distantFuture }
+        return .now() + .nanoseconds(Int(nanoseconds.partialValue + attoseconds / 1_000_000_000))
+    }
+}

@@ -122,6 +122,12 @@ extension Request {
 
     /// The adapters built from this request's properties: method, query, body, headers.
     public var standardAdapters: [any RequestAdapter] {
+        let method = method
+        let query = query
+        let body = body
+        let headers = headers
+        // The most common request, a plain GET, gets an array built once instead of one per call.
+        if method == .get, query == nil, body == nil, headers.isEmpty { return plainGetAdapters }
         var adapters: [any RequestAdapter] = []
         adapters.reserveCapacity(4)
         adapters.append(MethodAdapter(method))
@@ -131,6 +137,9 @@ extension Request {
         return adapters
     }
 }
+
+/// ``Request/standardAdapters`` of a GET without query, body or headers, built once.
+let plainGetAdapters: [any RequestAdapter] = [MethodAdapter(.get)]
 
 /// ``Request/decisions``' default, built once: an array literal in the getter would allocate on every call.
 let defaultRequestDecisions: [any Decision] = [ValidateStatusDecision()]

@@ -64,7 +64,15 @@ public struct MessageBody: AsyncSequence, Sendable {
 
     /// Creates a replayable body from bytes in memory.
     public init(_ bytes: some Collection<UInt8>) {
-        let slice = ArraySlice(bytes)
+        // An array or a slice is kept as it is (it shares its storage, copy-on-write); anything else is copied.
+        let slice: ArraySlice<UInt8>
+        if let array = bytes as? [UInt8] {
+            slice = array[...]
+        } else if let bytes = bytes as? ArraySlice<UInt8> {
+            slice = bytes
+        } else {
+            slice = ArraySlice(bytes)
+        }
         self.storage = .bytes(slice)
         self.length = .known(Int64(slice.count))
         self.iterationBehavior = .multiple
@@ -125,7 +133,12 @@ public struct MessageBody: AsyncSequence, Sendable {
             throw CourierError.bodyTooLarge(limit: limit, announced: count)
         }
         if let bytes = bufferedBytes {
-            return Data(bytes)
+            // Not `Data(bytes)`: its generic initializer casts the slice to `any ContiguousBytes`, and a slice is
+            // too large for an existential's inline buffer, so that cast costs an allocation per call.
+            return bytes.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress, !buffer.isEmpty else { return Data() }
+                return Data(bytes: base, count: buffer.count)
+            }
         }
         var data = Data()
         if case .known(let count) = length { data.reserveCapacity(Int(count)) }

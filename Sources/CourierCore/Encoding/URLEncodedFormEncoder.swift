@@ -64,6 +64,9 @@ public struct URLEncodedFormEncoder: Sendable {
     /// - Throws: `EncodingError.invalidValue` if the top-level value is not keyed, a floating-point value
     ///   is infinite or NaN, or a custom strategy fails.
     public func encodePairs(_ value: some Encodable) throws -> [(name: String, value: String)] {
+        if let parameters = value as? Parameters, let pairs = parameters.flatPairs(using: self) {
+            return pairs
+        }
         let root = FormEncodingEncoder.Node()
         let encoder = FormEncodingEncoder(node: root, codingPath: [], options: self)
         try encoder.encodeValue(value, into: root, codingPath: [])

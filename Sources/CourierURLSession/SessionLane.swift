@@ -49,15 +49,23 @@ final class SessionLane: Sendable {
 
 /// The transport's lanes: an idle one is reused (most recently used first, so its connection is still open), a new
 /// one is made while fewer than `maxLanes` exist, and otherwise the request waits, first come first served, for one
-/// to be checked in. At most `maxIdleLanes` idle lanes are kept.
+/// to be checked in. At most `maxIdleLanes` idle lanes are kept, and none longer than `maxIdleTime`: a lane checked
+/// in finds the ones that have been idle too long and invalidates them (with their connections), so a burst of
+/// requests does not hold its sessions for the transport's whole life.
 final class LanePool: Sendable {
     private struct Waiter {
         let id: Int
         let continuation: CheckedContinuation<SessionLane, any Error>
     }
 
+    private struct IdleLane {
+        let lane: SessionLane
+        let since: ContinuousClock.Instant
+    }
+
     private struct State {
-        var idle: [SessionLane] = []
+        /// Oldest first: lanes are taken from the end and put back there.
+        var idle: [IdleLane] = []
         var busy: [ObjectIdentifier: SessionLane] = [:]
         var waiters: [Waiter] = []
         var nextWaiter = 0
@@ -76,16 +84,18 @@ final class LanePool: Sendable {
     private let configuration: LockedBox<URLSessionConfiguration>
     private let maxLanes: Int
     private let maxIdleLanes: Int
+    private let maxIdleTime: Duration
     #if !canImport(FoundationNetworking)
         private let shared: SessionLane
     #endif
 
     /// - Parameter configuration: Copied, so later changes by the caller have no effect.
-    init(configuration: URLSessionConfiguration, maxLanes: Int, maxIdleLanes: Int) {
+    init(configuration: URLSessionConfiguration, maxLanes: Int, maxIdleLanes: Int, maxIdleTime: Duration) {
         let copy = LockedBox(configuration.copy() as? URLSessionConfiguration ?? configuration)
         self.configuration = copy
         self.maxLanes = max(1, maxLanes)
         self.maxIdleLanes = min(max(0, maxIdleLanes), self.maxLanes)
+        self.maxIdleTime = maxIdleTime
         #if !canImport(FoundationNetworking)
             self.shared = copy.withLock { SessionLane(configuration: $0) }
         #endif
@@ -102,7 +112,7 @@ final class LanePool: Sendable {
         #if canImport(FoundationNetworking)
             let grant = state.withLock { state -> Grant in
                 guard !state.isShutDown else { return .shutDown }
-                if let lane = state.idle.popLast() {
+                if let lane = state.idle.popLast()?.lane {
                     state.busy[ObjectIdentifier(lane)] = lane
                     return .lane(lane)
                 }
@@ -134,15 +144,21 @@ final class LanePool: Sendable {
         #endif
     }
 
-    /// A lane whose request's URLSession task completed: handed to the first waiter, kept, or invalidated.
-    func checkIn(_ lane: SessionLane) {
+    /// A lane whose request's URLSession task completed: handed to the first waiter, kept, or invalidated; lanes
+    /// idle for longer than `maxIdleTime` at `now` are invalidated.
+    func checkIn(_ lane: SessionLane, now: ContinuousClock.Instant = .now) {
         #if canImport(FoundationNetworking)
             enum Next {
                 case handOver(CheckedContinuation<SessionLane, any Error>)
                 case keep
                 case invalidate
             }
+            var expired: [SessionLane] = []
+            defer { for lane in expired { lane.invalidate() } }
             let next = state.withLock { state -> Next in
+                while let oldest = state.idle.first, oldest.since.duration(to: now) > maxIdleTime {
+                    expired.append(state.idle.removeFirst().lane)
+                }
                 guard state.busy[ObjectIdentifier(lane)] != nil, !state.isShutDown else {
                     state.busy[ObjectIdentifier(lane)] = nil
                     return .invalidate
@@ -153,7 +169,7 @@ final class LanePool: Sendable {
                 }
                 state.busy[ObjectIdentifier(lane)] = nil
                 guard state.idle.count < maxIdleLanes else { return .invalidate }
-                state.idle.append(lane)
+                state.idle.append(IdleLane(lane: lane, since: now))
                 return .keep
             }
             switch next {
@@ -174,7 +190,7 @@ final class LanePool: Sendable {
                 state.idle = []
                 state.waiters = []
             }
-            return (state.idle, Array(state.busy.values), state.waiters)
+            return (state.idle.map(\.lane), Array(state.busy.values), state.waiters)
         }
         for waiter in waiters { waiter.continuation.resume(throwing: error) }
         #if canImport(FoundationNetworking)
@@ -186,6 +202,9 @@ final class LanePool: Sendable {
             shared.invalidate()
         #endif
     }
+
+    /// How many lanes are idle (for tests).
+    var idleCount: Int { state.withLock { $0.idle.count } }
 
     private static let shutDownError = CourierError(
         code: .transportFailed,

@@ -31,9 +31,9 @@ import Logging
 ///
 /// On Linux, FoundationNetworking cannot pause a download, so the transport holds back its work queue while a reader
 /// is behind, for at most a second (that queue is shared by every session of the process). Each request in flight
-/// has a session of its own, and idle sessions are reused (with their open connections) by later requests. A
-/// streamed request body is sent chunked without being held in memory. On Apple platforms one session serves every request, and a
-/// streamed body is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with
+/// has a session of its own, and idle sessions are reused (with their open connections) by later requests: up to
+/// 64 of them, each for at most 60 s. A streamed request body is sent chunked without being held in memory. On Apple
+/// platforms one session serves every request, and a streamed body is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with
 /// `CourierError.Code.unsupported`. On Linux, FoundationNetworking cannot send a `GET` with a body: that fails
 /// with `CourierError.Code.unsupported` too.
 public final class URLSessionTransport: Transport {
@@ -45,6 +45,9 @@ public final class URLSessionTransport: Transport {
     /// flight made a new session and a new connection for most requests, and used 1.5× raw URLSession's CPU per request;
     /// with 64 it uses less than raw URLSession.
     static let maxIdleSessions = 64
+
+    /// How long an idle session is kept for reuse (AsyncHTTPClient's pool keeps an idle connection as long).
+    static let maxIdleTime = Duration.seconds(60)
 
     let lanes: LanePool
     let limits: ResponseTask.Limits
@@ -111,7 +114,8 @@ public final class URLSessionTransport: Transport {
         self.lanes = LanePool(
             configuration: configuration,
             maxLanes: maxConcurrentRequests,
-            maxIdleLanes: Self.maxIdleSessions
+            maxIdleLanes: Self.maxIdleSessions,
+            maxIdleTime: Self.maxIdleTime
         )
     }
 

@@ -17,6 +17,10 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     case courierAHC = "courier-ahc"
     /// AsyncHTTPClient's `HTTPClient` with the transport's pool settings, decoding with `JSONDecoder`.
     case rawAHC = "raw-ahc"
+    /// `raw-ahc` with the 60 s read (idle) timeout that Courier's transport sets by default, so
+    /// `courier-ahc / raw-ahc-idle` leaves out what AsyncHTTPClient's idle timer costs (it re-arms an event-loop
+    /// timer on every read).
+    case rawAHCIdle = "raw-ahc-idle"
     /// Courier's full default pipeline on ``CourierURLSession/URLSessionTransport``.
     case courierURLSession = "courier-urlsession"
     /// An ephemeral `URLSession`, `dataTask` with a completion handler wrapped in a continuation.
@@ -35,7 +39,7 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
         case .openapiCourier: .openapiAHC
         case .courierAHC, .openapiAHC: .rawAHC
         case .courierURLSession: .rawURLSession
-        case .rawAHC, .rawURLSession: nil
+        case .rawAHC, .rawAHCIdle, .rawURLSession: nil
         }
     }
 }
@@ -121,14 +125,18 @@ struct RawAHCLoopbackClient: LoopbackClient {
     let url: String
     let decoder = JSONDecoder()
 
-    init(url: URL, connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil) {
-        self.http = Self.makeHTTPClient(connections: connections, tls: tls)
+    init(
+        url: URL, connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil, readTimeout: TimeAmount? = nil
+    ) {
+        self.http = Self.makeHTTPClient(connections: connections, tls: tls, readTimeout: readTimeout)
         self.url = url.absoluteString
     }
 
-    /// An `HTTPClient` with the transport's settings, `connections` connections per host and, for a TLS endpoint,
-    /// its trust and HTTP version.
-    static func makeHTTPClient(connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil) -> HTTPClient {
+    /// An `HTTPClient` with the transport's settings, `connections` connections per host, the given read timeout
+    /// and, for a TLS endpoint, its trust and HTTP version.
+    static func makeHTTPClient(
+        connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil, readTimeout: TimeAmount? = nil
+    ) -> HTTPClient {
         var pool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: connections
@@ -136,7 +144,7 @@ struct RawAHCLoopbackClient: LoopbackClient {
         pool.retryConnectionEstablishment = true
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(10), read: nil),
+            timeout: .init(connect: .seconds(10), read: readTimeout),
             connectionPool: pool,
             decompression: .enabled(limit: .ratio(100))
         )
@@ -215,6 +223,9 @@ func makeClient(_ kind: ClientKind, endpoint: ServerHost.Endpoint, connections: 
         return CourierLoopbackClient(client: client)
     case .rawAHC:
         return RawAHCLoopbackClient(url: tinyURL, connections: connections, tls: try endpoint.clientTLS())
+    case .rawAHCIdle:
+        return RawAHCLoopbackClient(
+            url: tinyURL, connections: connections, tls: try endpoint.clientTLS(), readTimeout: .seconds(60))
     case .courierURLSession:
         return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: URLSessionTransport()))
     case .rawURLSession:

@@ -64,9 +64,9 @@ struct Options: Sendable {
           --warmup S          unmeasured seconds before each cell (default 0.5)
           --rounds N          interleaved repetitions; medians are reported (default 3)
           --concurrency A,B   concurrency levels (default 1,64)
-          --clients LIST      any of courier-ahc,raw-ahc,courier-urlsession,raw-urlsession,openapi-ahc,
-                              openapi-courier
-                              (default all)
+          --clients LIST      any of courier-ahc,raw-ahc,raw-ahc-idle,courier-urlsession,raw-urlsession,
+                              openapi-ahc,openapi-courier (default all); raw-ahc-idle is raw-ahc with the
+                              60 s read timeout Courier's transport sets by default
           --protocols LIST    any of http,https,h2 (default http): plain HTTP/1.1, HTTP/1.1 over TLS, HTTP/2
                               over TLS (ALPN), each against its own embedded server, interleaved in each round;
                               the URLSession clients are measured over http only (no custom CA on Linux)

@@ -114,8 +114,8 @@ enum Report {
     }
 
     /// Each client / its raw transport (Courier-AHC, OpenAPI-AHC and Courier-URLSession), then Courier-AHC /
-    /// OpenAPI-AHC, cell by cell, per protocol: each ratio per round (both clients of a pair measured in the same
-    /// round), then the median of those rounds.
+    /// OpenAPI-AHC and Courier-AHC / raw-ahc-idle (raw AHC with Courier's idle timeout), cell by cell, per protocol:
+    /// each ratio per round (both clients of a pair measured in the same round), then the median of those rounds.
     private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
         let protocolColumn = showsProtocol(options)
         var table = [
@@ -130,7 +130,7 @@ enum Report {
         }
         let pairs =
             options.clients.compactMap { kind in kind.baseline.map { (kind, $0) } }
-            + [(ClientKind.courierAHC, ClientKind.openapiAHC)]
+            + [(ClientKind.courierAHC, ClientKind.openapiAHC), (ClientKind.courierAHC, ClientKind.rawAHCIdle)]
         for wire in options.protocols {
             for (kind, baseline) in pairs {
                 guard options.clients.contains(kind), options.clients.contains(baseline),

@@ -148,7 +148,11 @@ final class ResponseTask: Sendable {
                 }
                 switch next {
                 case .chunk(let chunk, let resumeDelivery):
-                    if resumeDelivery { self.resumeDelivery() }
+                    if resumeDelivery {
+                        self.resumeDelivery()
+                        // Not held back any more: the idle timeout applies again, from this read.
+                        self.watchdog.resume(self)
+                    }
                     continuation.resume(returning: chunk)
                 case .failure(let error):
                     continuation.resume(throwing: error)

@@ -13,7 +13,7 @@ import Dispatch
 ///
 /// Adding a request only moves the timer when it is due before the timer; removing one never moves it (a timer that
 /// finds nothing due just sets itself to the next instant). So a request costs a lock and a dictionary entry, and
-/// the timer fires about once per connect timeout while requests come and go.
+/// the timer fires at most every ``maxInterval`` (5 s) while requests are in flight.
 final class Watchdog: Sendable {
     private struct Entry {
         weak var task: ResponseTask?
@@ -54,7 +54,8 @@ final class Watchdog: Sendable {
         _ = state.withLock { $0.entries.removeValue(forKey: ObjectIdentifier(task)) }
     }
 
-    /// Watches `task` again after a connect probe found the server reachable.
+    /// Watches `task` again: after a connect probe found the server reachable, or once its reader caught up and its
+    /// transfer is no longer held back (the idle timeout applies again).
     func resume(_ task: ResponseTask) {
         check(task, now: .now)
     }
@@ -84,13 +85,22 @@ final class Watchdog: Sendable {
         }
     }
 
+    /// The longest the timer sleeps while requests are watched. Dispatch's clock stops while the machine sleeps and
+    /// `ContinuousClock` does not: a timer set further ahead could fire that much late after a wake-up. Capped, the
+    /// timer looks at the table at least this often, and a timeout that passed during a sleep fires within this
+    /// long of the wake-up.
+    static let maxInterval = Duration.seconds(5)
+
     private func schedule(_ task: ResponseTask, at due: ContinuousClock.Instant) {
+        // A request that ended between its check and this line leaves an entry behind: it holds the request weakly,
+        // and the check at its due instant (which finds the request ended) removes it.
         state.withLock { state in
             state.entries[ObjectIdentifier(task)] = Entry(task: task, due: due)
-            if let wake = state.wake, wake <= due { return }
-            state.wake = due
+            let wake = min(due, .now + Self.maxInterval)
+            if let current = state.wake, current <= wake { return }
+            state.wake = wake
             // Set under the lock, so two requests setting the timer at once cannot leave it at the later instant.
-            state.timer.schedule(deadline: Self.dispatchTime(due), leeway: .milliseconds(1))
+            state.timer.schedule(deadline: Self.dispatchTime(wake), leeway: .milliseconds(1))
         }
     }
 
@@ -113,21 +123,22 @@ final class Watchdog: Sendable {
                 }
             }
             if let next {
-                state.wake = next
-                state.timer.schedule(deadline: Self.dispatchTime(next), leeway: .milliseconds(1))
+                let wake = min(next, now + Self.maxInterval)
+                state.wake = wake
+                state.timer.schedule(deadline: Self.dispatchTime(wake), leeway: .milliseconds(1))
             }
             return due
         }
         for task in due { check(task, now: now) }
     }
 
-    /// `instant` on dispatch's clock (the uptime clock; the two agree on durations from now).
+    /// `instant` on dispatch's clock (the uptime clock; the two agree on durations from now while the machine is
+    /// awake, and the delay is at most ``maxInterval``).
     private static func dispatchTime(_ instant: ContinuousClock.Instant) -> DispatchTime {
         let delay = ContinuousClock.now.duration(to: instant)
         guard delay > .zero else { return .now() }
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanoseconds.overflow else { return .distantFuture }
-        return .now() + .nanoseconds(Int(nanoseconds.partialValue + attoseconds / 1_000_000_000))
+        // Seconds as a `Double`: dispatch's `+` saturates, and no `Int` conversion can trap where `Int` is 32 bits
+        // (watchOS on arm64_32).
+        return .now() + delay.timeInterval
     }
 }

@@ -1,0 +1,77 @@
+import CourierCore
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import CourierURLSession
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+
+    @Suite("URLSession transport watchdog")
+    struct WatchdogTests {
+        struct NotFired: Error {}
+
+        /// A reader slower than the idle timeout holds the transfer back, and the idle timeout does not apply while
+        /// it does. Once the reader has caught up, a server that goes silent must fail the body at the idle timeout,
+        /// not at the next check an hour later.
+        @Test("after a held-back transfer resumes, the idle timeout applies again")
+        func idleTimeoutAfterResume() async throws {
+            let lane = SessionLane(configuration: .ephemeral)
+            defer { lane.invalidate() }
+            let limits = ResponseTask.Limits(
+                maxDecompressedBytes: 1 << 30,
+                maxDecompressionRatio: 100,
+                highWaterMark: 1_000,
+                maxUnreadBytes: 1 << 20,
+                connectTimeout: .seconds(10),
+                idleTimeout: .milliseconds(300)
+            )
+            let url = try #require(URL(string: "http://127.0.0.1:9/body"))
+            let task = ResponseTask(
+                method: .get, url: url, limits: limits, deadline: nil, lane: lane, watchdog: Watchdog(),
+                cancelUpload: nil)
+            task.startTimers()
+            let head = try #require(
+                HTTPURLResponse(
+                    url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": "100000"]))
+            task.didReceive(response: head)
+            // 3,000 unread bytes, over the high-water mark: the transfer is held back.
+            for _ in 0..<3 { task.didReceive(data: Data(count: 1_000)) }
+
+            // The reader is slower than the idle timeout: no failure for it.
+            try await Task.sleep(for: .milliseconds(700))
+            var read = 0
+            for _ in 0..<3 { read += try #require(try await task.nextChunk()).count }
+            #expect(read == 3_000)
+
+            // Caught up; the server sends nothing more. The next read fails with idleTimeout, soon.
+            let start = ContinuousClock.now
+            let outcome = await withTaskGroup(of: Result<Void, any Error>.self) { group in
+                group.addTask {
+                    do {
+                        _ = try await task.nextChunk()
+                        return .success(())
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                group.addTask {
+                    // A bound on the test, not a synchronisation: the failure must come well before this.
+                    try? await Task.sleep(for: .seconds(5))
+                    return .failure(NotFired())
+                }
+                let first = await group.next() ?? .failure(NotFired())
+                group.cancelAll()
+                return first
+            }
+            let elapsed = ContinuousClock.now - start
+            guard case .failure(let error) = outcome else {
+                Issue.record("the body ended instead of failing")
+                return
+            }
+            #expect((error as? CourierError)?.code == .idleTimeout, "got \(error)")
+            #expect(elapsed < .seconds(2), "the idle timeout fired after \(elapsed)")
+        }
+    }
+#endif

@@ -8,7 +8,7 @@ import Dispatch
 /// a dispatch timer behind until the sleep's due time (an idle timeout of 60 s at 3,000 requests a second keeps
 /// 180,000 of them in dispatch's timer heap). Here a request is an entry in a table, with the instant at which its
 /// timers must next be checked. One timer is set to the earliest of them; when it fires, each due request decides
-/// (``ResponseTask/nextAlarm()``) whether to fail, probe the connection, or be checked again later, and the timer is
+/// (``ResponseTask/nextAlarm(now:)``) whether to fail, probe the connection, or be checked again later, and the timer is
 /// set to the next due instant.
 ///
 /// Adding a request only moves the timer when it is due before the timer; removing one never moves it (a timer that

@@ -94,7 +94,7 @@ final class ResponseTask: Sendable {
 
     /// Watches the call's deadline, the connect timeout and the idle timeout, from now on.
     func startTimers() {
-        watchdog.add(self)
+        watchdog.watch(self)
     }
 
     /// Starts `task` unless the call already failed; resumes `continuation` with the head or the failure.
@@ -151,7 +151,7 @@ final class ResponseTask: Sendable {
                     if resumeDelivery {
                         self.resumeDelivery()
                         // Not held back any more: the idle timeout applies again, from this read.
-                        self.watchdog.resume(self)
+                        self.watchdog.watch(self)
                     }
                     continuation.resume(returning: chunk)
                 case .failure(let error):

@@ -32,10 +32,11 @@ import Logging
 /// On Linux, FoundationNetworking cannot pause a download, so the transport holds back its work queue while a reader
 /// is behind, for at most a second (that queue is shared by every session of the process). Each request in flight
 /// has a session of its own, and idle sessions are reused (with their open connections) by later requests: up to
-/// 64 of them; one idle for more than 60 s is closed when the next request ends. A streamed request body is sent chunked without being held in memory. On Apple
-/// platforms one session serves every request, and a streamed body is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with
-/// `CourierError.Code.unsupported`. On Linux, FoundationNetworking cannot send a `GET` with a body: that fails
-/// with `CourierError.Code.unsupported` too.
+/// 64 of them; one idle for more than 60 s is closed when the next request ends. A streamed request body is sent
+/// chunked without being held in memory. On Apple platforms one session serves every request, and a streamed body
+/// is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with `CourierError.Code.unsupported`.
+/// On Linux, FoundationNetworking cannot send a `GET` with a body: that fails with `CourierError.Code.unsupported`
+/// too.
 public final class URLSessionTransport: Transport {
     /// The largest streamed request body collected in memory on platforms that cannot stream it (Apple).
     public static let maxBufferedUploadBytes = 64 * 1024 * 1024

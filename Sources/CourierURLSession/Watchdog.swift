@@ -44,8 +44,10 @@ final class Watchdog: Sendable {
         state.withLock { $0.timer.cancel() }
     }
 
-    /// Starts watching `task`: its timers are checked now, then whenever they are due, until ``remove(_:)``.
-    func add(_ task: ResponseTask) {
+    /// Watches `task`: its timers are checked now, then whenever they are due, until ``remove(_:)``. Called when the
+    /// request starts, and again when its timers change outside a check: a connect probe found the server reachable,
+    /// or its reader caught up and its transfer is no longer held back (the idle timeout applies again).
+    func watch(_ task: ResponseTask) {
         check(task, now: .now)
     }
 
@@ -54,20 +56,14 @@ final class Watchdog: Sendable {
         _ = state.withLock { $0.entries.removeValue(forKey: ObjectIdentifier(task)) }
     }
 
-    /// Watches `task` again: after a connect probe found the server reachable, or once its reader caught up and its
-    /// transfer is no longer held back (the idle timeout applies again).
-    func resume(_ task: ResponseTask) {
-        check(task, now: .now)
-    }
-
     private func check(_ task: ResponseTask, now: ContinuousClock.Instant) {
         switch task.nextAlarm(now: now) {
         case nil:
             remove(task)
         case .sleep(let until):
-            schedule(task, at: until)
+            schedule(task, at: until, now: now)
         case .fire(let error):
-            remove(task)
+            // `fail` removes the entry.
             task.fail(error)
         case .probe(let host, let port, let timeout):
             // Not watched while the probe runs: the probe's own timeout bounds it, and its answer decides.
@@ -77,7 +73,7 @@ final class Watchdog: Sendable {
                 guard let task else { return }
                 if reachable {
                     task.markConnected()
-                    self?.resume(task)
+                    self?.watch(task)
                 } else {
                     task.fail(task.connectTimeoutError)
                 }
@@ -91,12 +87,12 @@ final class Watchdog: Sendable {
     /// long of the wake-up.
     static let maxInterval = Duration.seconds(5)
 
-    private func schedule(_ task: ResponseTask, at due: ContinuousClock.Instant) {
+    private func schedule(_ task: ResponseTask, at due: ContinuousClock.Instant, now: ContinuousClock.Instant) {
         // A request that ended between its check and this line leaves an entry behind: it holds the request weakly,
         // and the check at its due instant (which finds the request ended) removes it.
         state.withLock { state in
             state.entries[ObjectIdentifier(task)] = Entry(task: task, due: due)
-            let wake = min(due, .now + Self.maxInterval)
+            let wake = min(due, now + Self.maxInterval)
             if let current = state.wake, current <= wake { return }
             state.wake = wake
             // Set under the lock, so two requests setting the timer at once cannot leave it at the later instant.

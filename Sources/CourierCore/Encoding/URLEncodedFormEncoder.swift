@@ -126,15 +126,23 @@ public struct URLEncodedFormEncoder: Sendable {
             }
         case .unkeyed:
             for (index, child) in node.children.enumerated() {
-                let childName =
-                    switch arrayEncoding {
-                    case .brackets: name + "[]"
-                    case .noBrackets: name
-                    case .indexed: name + "[" + String(index) + "]"
-                    }
-                flatten(child, name: childName, into: &pairs)
+                flatten(child, name: elementName(name, index: index), into: &pairs)
             }
         }
+    }
+
+    /// The name of the element at `index` of the array named `name`, under ``arrayEncoding``.
+    func elementName(_ name: String, index: Int) -> String {
+        switch arrayEncoding {
+        case .brackets: name + "[]"
+        case .noBrackets: name
+        case .indexed: name + "[" + String(index) + "]"
+        }
+    }
+
+    /// Whether key `first` comes before `second` under ``KeyOrdering/sorted``: by their UTF-8 bytes.
+    static func sortsBefore(_ first: String, _ second: String) -> Bool {
+        first.utf8.lexicographicallyPrecedes(second.utf8)
     }
 
     private func orderedIndices(of node: FormEncodingEncoder.Node) -> [Int] {
@@ -143,7 +151,7 @@ public struct URLEncodedFormEncoder: Sendable {
             return Array(node.keys.indices)
         case .sorted:
             let keys = node.keys
-            return keys.indices.sorted { keys[$0].utf8.lexicographicallyPrecedes(keys[$1].utf8) }
+            return keys.indices.sorted { Self.sortsBefore(keys[$0], keys[$1]) }
         }
     }
 }

@@ -77,7 +77,7 @@ extension Parameters {
             for _ in pairs.indices {
                 var next = -1
                 for candidate in pairs.indices where taken & (1 << UInt64(candidate)) == 0 {
-                    if next < 0 || pairs[candidate].0.utf8.lexicographicallyPrecedes(pairs[next].0.utf8) {
+                    if next < 0 || URLEncodedFormEncoder.sortsBefore(pairs[candidate].0, pairs[next].0) {
                         next = candidate
                     }
                 }
@@ -116,13 +116,7 @@ extension Parameters {
             return false
         }
         for (index, element) in elements.enumerated() {
-            let elementName =
-                switch options.arrayEncoding {
-                case .brackets: name + "[]"
-                case .noBrackets: name
-                case .indexed: name + "[" + String(index) + "]"
-                }
-            result.append((name: elementName, value: element))
+            result.append((name: options.elementName(name, index: index), value: element))
         }
         return true
     }

@@ -33,13 +33,36 @@ import Logging
 /// is behind, for at most a second (that queue is shared by every session of the process). Each request in flight
 /// has a session of its own, and idle sessions are reused (with their open connections) by later requests: up to
 /// 64 of them; one idle for more than 60 s is closed when the next request ends. A streamed request body is sent
-/// chunked without being held in memory. On Apple platforms one session serves every request, and a streamed body
-/// is collected first, up to ``maxBufferedUploadBytes``; a larger one fails with `CourierError.Code.unsupported`.
+/// chunked as it is produced, without being held in memory. On Apple platforms one session serves every request,
+/// and a streamed body of any size is written to a private temporary file first, then sent from it (removed when
+/// the request ends): never held in memory either, but sent once it has ended.
 /// On Linux, FoundationNetworking cannot send a `GET` with a body: that fails with `CourierError.Code.unsupported`
 /// too.
 public final class URLSessionTransport: Transport {
-    /// The largest streamed request body collected in memory on platforms that cannot stream it (Apple).
+    /// The largest streamed request body that was collected in memory on Apple platforms. No longer a limit: such a
+    /// body now goes through a temporary file, whatever its size.
+    @available(*, deprecated, message: "streamed request bodies are no longer collected in memory; there is no limit")
     public static let maxBufferedUploadBytes = 64 * 1024 * 1024
+
+    /// How a streamed request body reaches URLSession.
+    enum StreamedUploads: Sendable {
+        /// Through a bounded pipe that libcurl reads as the body is produced (Linux only: FoundationNetworking reads
+        /// a custom `InputStream`; elsewhere this means ``spool``).
+        case pipe
+        /// Through a temporary file sent with `uploadTask(with:fromFile:)` (``UploadSpool``): Apple platforms, and
+        /// Linux in tests, so that the Apple path runs here too.
+        case spool
+
+        static var platformDefault: StreamedUploads {
+            #if canImport(FoundationNetworking)
+                .pipe
+            #else
+                .spool
+            #endif
+        }
+    }
+
+    let streamedUploads: StreamedUploads
 
     /// How many idle sessions (Linux) are kept for reuse, with their open connections (at most
     /// `maxConcurrentRequests`). As many as the default limit: with fewer (it was 16), a client that keeps 64 requests in
@@ -93,7 +116,7 @@ public final class URLSessionTransport: Transport {
     ///   - maxConcurrentRequests: On Linux, the most requests in flight at once (each has a session of its own);
     ///     more wait, first come first served, for one to end. Like a connection pool's limit, it counts a
     ///     response whose body is still held. Ignored on Apple platforms.
-    public init(
+    public convenience init(
         configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration(),
         connectTimeout: Duration = .seconds(10),
         idleTimeout: Duration? = .seconds(60),
@@ -102,6 +125,30 @@ public final class URLSessionTransport: Transport {
         responseBufferSize: Int = 4 * 1024 * 1024,
         maxConcurrentRequests: Int = 64
     ) {
+        self.init(
+            configuration: configuration,
+            connectTimeout: connectTimeout,
+            idleTimeout: idleTimeout,
+            maxDecompressedBytes: maxDecompressedBytes,
+            maxDecompressionRatio: maxDecompressionRatio,
+            responseBufferSize: responseBufferSize,
+            maxConcurrentRequests: maxConcurrentRequests,
+            streamedUploads: .platformDefault
+        )
+    }
+
+    /// The public initializer's work, with the way streamed bodies go chosen (tests run the Apple way on Linux).
+    init(
+        configuration: URLSessionConfiguration,
+        connectTimeout: Duration,
+        idleTimeout: Duration?,
+        maxDecompressedBytes: Int,
+        maxDecompressionRatio: Int,
+        responseBufferSize: Int,
+        maxConcurrentRequests: Int,
+        streamedUploads: StreamedUploads
+    ) {
+        self.streamedUploads = streamedUploads
         self.limits = ResponseTask.Limits(
             maxDecompressedBytes: Int64(max(0, maxDecompressedBytes)),
             maxDecompressionRatio: Int64(max(1, maxDecompressionRatio)),
@@ -167,29 +214,37 @@ public final class URLSessionTransport: Transport {
             request.head, deadline: context.deadline, backstop: Self.backstop(limits.idleTimeout))
         var cancelUpload: (@Sendable () -> Void)?
         var pump: (@Sendable (ResponseTask) async -> Void)?
+        var spool: UploadSpool?
         let pumpTask = LockedBox<Task<Void, Never>?>(nil)
         if let body = request.body {
             if let bytes = body.bufferedBytes {
                 urlRequest.httpBody = Data(bytes)
             } else {
                 #if canImport(FoundationNetworking)
-                    // libcurl sends a body stream chunked; a Content-Length next to it would make the request
-                    // framing ambiguous (RFC 9112 §6.3), so the stream goes without one.
-                    urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
-                    let stream = UploadPipe(capacity: 1024 * 1024)
-                    urlRequest.httpBodyStream = UploadInputStream(pipe: stream)
-                    cancelUpload = {
-                        stream.cancel()
-                        pumpTask.withLock { $0 }?.cancel()
-                    }
-                    pump = { responseTask in
-                        if let error = await stream.pump(body) {
-                            responseTask.fail(Self.requestBodyError(error))
+                    if streamedUploads == .pipe {
+                        // libcurl sends a body stream chunked; a Content-Length next to it would make the request
+                        // framing ambiguous (RFC 9112 §6.3), so the stream goes without one.
+                        urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+                        let stream = UploadPipe(capacity: 1024 * 1024)
+                        urlRequest.httpBodyStream = UploadInputStream(pipe: stream)
+                        cancelUpload = {
+                            stream.cancel()
+                            pumpTask.withLock { $0 }?.cancel()
+                        }
+                        pump = { responseTask in
+                            if let error = await stream.pump(body) {
+                                responseTask.fail(Self.requestBodyError(error))
+                            }
                         }
                     }
-                #else
-                    urlRequest.httpBody = try await Self.collect(body)
                 #endif
+                if pump == nil {
+                    let file = try await UploadSpool.write(body)
+                    // The file's size, which URLSession sends (equal to a known length: `write` checks).
+                    urlRequest.setValue(String(file.count), forHTTPHeaderField: "Content-Length")
+                    spool = file
+                    cancelUpload = { file.remove() }
+                }
             }
         }
         let lane: SessionLane
@@ -214,10 +269,13 @@ public final class URLSessionTransport: Transport {
         }
         context.logger.debug("URLSession request starting", metadata: ["method": "\(request.head.method)"])
         let finalRequest = urlRequest
+        let spoolURL = spool?.url
         let head = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 lane.control.async {
-                    let task = lane.session.dataTask(with: finalRequest)
+                    let task =
+                        spoolURL.map { lane.session.uploadTask(with: finalRequest, fromFile: $0) }
+                        ?? lane.session.dataTask(with: finalRequest)
                     lane.delegate.register(responseTask, for: task)
                     responseTask.start(task, continuation: continuation)
                 }
@@ -247,21 +305,4 @@ public final class URLSessionTransport: Transport {
             underlyingError: error
         )
     }
-
-    #if !canImport(FoundationNetworking)
-        /// Collects a streamed body for `httpBody`, up to ``maxBufferedUploadBytes``.
-        static func collect(_ body: MessageBody) async throws -> Data {
-            do {
-                return try await body.collect(upTo: maxBufferedUploadBytes)
-            } catch let error as CourierError where error.code == .bodyTooLarge {
-                throw CourierError(
-                    code: .unsupported,
-                    stage: .transport,
-                    message: "unsupported: a streamed request body over \(maxBufferedUploadBytes) bytes "
-                        + "(URLSessionTransport collects streamed bodies in memory on this platform)",
-                    underlyingError: error
-                )
-            }
-        }
-    #endif
 }

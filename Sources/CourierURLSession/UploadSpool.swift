@@ -1,0 +1,85 @@
+import CourierCore
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A streamed request body written to a private temporary file, which URLSession then sends with
+/// `uploadTask(with:fromFile:)`, reading it in chunks.
+///
+/// Where URLSession cannot take a body as it is produced (Apple platforms: an `httpBodyStream` must be a stream
+/// URLSession can schedule, and a bound stream pair would block a thread on each write), the body goes through disk
+/// instead of memory, so a body of any size is sent with a bounded buffer (Alamofire does the same with large
+/// multipart bodies). The bytes reach the server after the body has ended, not while it is produced. The file is
+/// readable by this user only and is removed when the request ends, however it ends.
+struct UploadSpool: Sendable {
+    /// The file, complete.
+    let url: URL
+    /// Its size in bytes.
+    let count: Int64
+
+    /// Writes `body` into a new file in `directory`.
+    ///
+    /// - Throws: `CancellationError`; `CourierError.Code.transportFailed` when reading the body fails (the body's
+    ///   error underneath) or the file cannot be written (a full disk); `CourierError.Code.invalidBody` when the
+    ///   body's length is known and it produced another number of bytes. The file is removed when writing fails.
+    static func write(_ body: MessageBody, in directory: URL = FileManager.default.temporaryDirectory) async throws
+        -> UploadSpool
+    {
+        let url = directory.appendingPathComponent("courier-upload-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        else {
+            throw CourierError(
+                code: .transportFailed,
+                stage: .transport,
+                message: "cannot create a temporary file for the streamed request body in \(directory.path)"
+            )
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            var count: Int64 = 0
+            var chunks = body.makeAsyncIterator()
+            while let chunk = try await nextChunk(&chunks) {
+                try Task.checkCancellation()
+                do {
+                    try chunk.withUnsafeBytes { try handle.write(contentsOf: $0) }
+                } catch {
+                    throw CourierError(
+                        code: .transportFailed,
+                        stage: .transport,
+                        message: "writing the streamed request body to a temporary file failed (\(url.path))",
+                        underlyingError: error
+                    )
+                }
+                count += Int64(chunk.count)
+            }
+            if case .known(let expected) = body.length, expected != count {
+                throw CourierError(
+                    code: .invalidBody,
+                    stage: .transport,
+                    message: "the streamed request body produced \(count) bytes; its length says \(expected)"
+                )
+            }
+            return UploadSpool(url: url, count: count)
+        } catch {
+            try? FileManager.default.removeItem(at: url)
+            throw error
+        }
+    }
+
+    /// The body's next chunk; its failure as ``URLSessionTransport/requestBodyError(_:)`` makes it.
+    private static func nextChunk(_ chunks: inout MessageBody.AsyncIterator) async throws -> ArraySlice<UInt8>? {
+        do {
+            return try await chunks.next()
+        } catch {
+            throw URLSessionTransport.requestBodyError(error)
+        }
+    }
+
+    /// Removes the file (a request that failed before URLSession opened it, or one that ended).
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}

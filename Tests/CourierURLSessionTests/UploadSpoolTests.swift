@@ -1,0 +1,105 @@
+import Courier
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import CourierURLSession
+
+/// Streamed uploads the Apple way (through a temporary file: ``UploadSpool``), run here on Linux by choosing it.
+/// In ``URLSessionTransportTests``' serialized suite, for its server and so that its memory figures are not skewed
+/// by the other URLSession tests.
+extension URLSessionTransportTests {
+    func spoolingTransport() -> URLSessionTransport {
+        URLSessionTransport(
+            configuration: URLSessionTransport.defaultConfiguration(),
+            connectTimeout: .seconds(10),
+            idleTimeout: .seconds(60),
+            maxDecompressedBytes: 100 * 1024 * 1024,
+            maxDecompressionRatio: 100,
+            responseBufferSize: 4 * 1024 * 1024,
+            maxConcurrentRequests: 64,
+            streamedUploads: .spool
+        )
+    }
+
+    /// The spool files in the temporary directory (each request's is removed when it ends).
+    func spoolFiles() throws -> Set<String> {
+        let names = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
+        return Set(names.filter { $0.hasPrefix("courier-upload-") })
+    }
+
+    /// `count` chunks of `chunk` (the same storage each time: the stream holds one copy of the bytes).
+    func chunks(_ chunk: ArraySlice<UInt8>, count: Int) -> AsyncStream<ArraySlice<UInt8>> {
+        AsyncStream { continuation in
+            for _ in 0..<count { continuation.yield(chunk) }
+            continuation.finish()
+        }
+    }
+
+    @Test("a streamed body over the old 64 MiB limit is sent whole, with a Content-Length, never held in memory")
+    func spoolsALargeStreamedUpload() async throws {
+        defer { server.stop() }
+        let transport = spoolingTransport()
+        let chunk = ArraySlice((0..<(64 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
+        let count = 4 * 1024  // 256 MiB
+        let before = try spoolFiles()
+        let rssBefore = try MemoryProbe.residentBytes()
+        let body = MessageBody(chunks(chunk, count: count), length: .unknown, iterationBehavior: .single)
+        let response = try await transport.send(try request(.put, "/echo", body: body), context: TransportContext())
+        #expect(response.head.status == .ok)
+        #expect(response.head.headerFields[try #require(HTTPField.Name("X-Echo-Chunked"))] == "0")
+        let headers = try echoedHeaders(response.head)
+        #expect(headers["content-length"] == String(chunk.count * count))
+        var received = 0
+        var sum: UInt64 = 0
+        var peak = rssBefore
+        var reads = 0
+        for try await part in response.body {
+            received += part.count
+            for byte in part { sum &+= UInt64(byte) }
+            reads += 1
+            if reads % 256 == 0 { peak = max(peak, try MemoryProbe.residentBytes()) }
+        }
+        peak = max(peak, try MemoryProbe.residentBytes())
+        let expectedSum = chunk.reduce(UInt64(0)) { $0 &+ UInt64($1) } &* UInt64(count)
+        print("spooled 256 MiB upload: RSS growth \((peak - rssBefore) / 1024) KiB")
+        #expect(received == chunk.count * count)
+        #expect(sum == expectedSum)
+        // Collected in memory, the body alone would be 256 MiB; RSS is shared with the suites running beside this one.
+        #expect(peak - rssBefore < 128 * 1024 * 1024)
+        #expect(try spoolFiles() == before)
+    }
+
+    @Test("a streamed body that produces another length than it states fails with invalidBody, and leaves no file")
+    func aSpooledBodyOfTheWrongLengthFails() async throws {
+        defer { server.stop() }
+        let transport = spoolingTransport()
+        let before = try spoolFiles()
+        let body = MessageBody(
+            chunks(ArraySlice(repeating: 1, count: 50), count: 1), length: .known(100), iterationBehavior: .single)
+        let error = await #expect(throws: CourierError.self) {
+            _ = try await transport.send(try request(.put, "/echo", body: body), context: TransportContext())
+        }
+        #expect(error?.code == .invalidBody)
+        #expect(try spoolFiles() == before)
+    }
+
+    @Test("a streamed body that fails fails the call with transportFailed and its error underneath, and leaves no file")
+    func aFailingSpooledBodyFails() async throws {
+        struct Broken: Error {}
+        defer { server.stop() }
+        let transport = spoolingTransport()
+        let before = try spoolFiles()
+        let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+            continuation.yield(ArraySlice(repeating: 2, count: 1000))
+            continuation.finish(throwing: Broken())
+        }
+        let body = MessageBody(stream, length: .unknown, iterationBehavior: .single)
+        let error = await #expect(throws: CourierError.self) {
+            _ = try await transport.send(try request(.put, "/echo", body: body), context: TransportContext())
+        }
+        #expect(error?.code == .transportFailed)
+        #expect(error?.underlyingError is Broken)
+        #expect(try spoolFiles() == before)
+    }
+}

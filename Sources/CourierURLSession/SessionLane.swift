@@ -49,9 +49,10 @@ final class SessionLane: Sendable {
 
 /// The transport's lanes: an idle one is reused (most recently used first, so its connection is still open), a new
 /// one is made while fewer than `maxLanes` exist, and otherwise the request waits, first come first served, for one
-/// to be checked in. At most `maxIdleLanes` idle lanes are kept, and none longer than `maxIdleTime`: a lane checked
-/// in finds the ones that have been idle too long and invalidates them (with their connections), so a burst of
-/// requests does not hold its sessions for the transport's whole life.
+/// to be checked in. At most `maxIdleLanes` idle lanes are kept, and none longer than `maxIdleTime`: each check-out
+/// and check-in finds the ones that have been idle too long and invalidates them (with their connections), so a
+/// burst of requests does not hold its sessions for the transport's whole life, and a request never gets a session
+/// whose connection the server has likely closed.
 final class LanePool: Sendable {
     private struct Waiter {
         let id: Int
@@ -108,10 +109,19 @@ final class LanePool: Sendable {
     ///
     /// - Throws: `CancellationError` if the task is cancelled while waiting for a lane, `CourierError.Code.timedOut`
     ///   at `deadline`, `CourierError.Code.transportFailed` once the pool was shut down.
-    func checkOut(deadline: ContinuousClock.Instant?, priority: Bool = false) async throws -> SessionLane {
+    func checkOut(
+        deadline: ContinuousClock.Instant?, priority: Bool = false, now: ContinuousClock.Instant = .now
+    ) async throws -> SessionLane {
         #if canImport(FoundationNetworking)
+            var expired: [SessionLane] = []
+            defer { for lane in expired { lane.invalidate() } }
             let grant = state.withLock { state -> Grant in
                 guard !state.isShutDown else { return .shutDown }
+                // Idle for longer than `maxIdleTime`: closed, not reused (their connections are the likeliest to
+                // have been closed by the server by now).
+                while let oldest = state.idle.first, oldest.since.duration(to: now) > maxIdleTime {
+                    expired.append(state.idle.removeFirst().lane)
+                }
                 if let lane = state.idle.popLast()?.lane {
                     state.busy[ObjectIdentifier(lane)] = lane
                     return .lane(lane)

@@ -32,7 +32,7 @@ import Logging
 /// On Linux, FoundationNetworking cannot pause a download, so the transport holds back its work queue while a reader
 /// is behind, for at most a second (that queue is shared by every session of the process). Each request in flight
 /// has a session of its own, and idle sessions are reused (with their open connections) by later requests: up to
-/// 64 of them; one idle for more than 60 s is closed when the next request ends. A streamed request body is sent
+/// 64 of them; one idle for more than 60 s is closed when the next request starts or ends. A streamed request body is sent
 /// chunked as it is produced, without being held in memory. On Apple platforms one session serves every request,
 /// and a streamed body of any size is written to a private temporary file first, then sent from it (removed when
 /// the request ends): never held in memory either, but sent once it has ended.
@@ -213,7 +213,11 @@ public final class URLSessionTransport: Transport {
         var urlRequest = try Self.makeURLRequest(
             request.head, deadline: context.deadline, backstop: Self.backstop(limits.idleTimeout))
         var cancelUpload: (@Sendable () -> Void)?
-        var pump: (@Sendable (ResponseTask) async -> Void)?
+        #if canImport(FoundationNetworking)
+            var pump: (@Sendable (ResponseTask) async -> Void)?
+        #else
+            let pump: (@Sendable (ResponseTask) async -> Void)? = nil  // only Linux's pipe pumps
+        #endif
         var spool: UploadSpool?
         let pumpTask = LockedBox<Task<Void, Never>?>(nil)
         if let body = request.body {

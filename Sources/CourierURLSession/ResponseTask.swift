@@ -320,6 +320,9 @@ final class ResponseTask: Sendable {
     }
 
     func didComplete(error: (any Error)?) {
+        // First: the task has ended, so nothing reads the upload any more, and a spooled body's file is gone before
+        // the reader can see the end of the response.
+        cancelUpload?()
         let outcome = state.withLock { state -> (Settled, (any Error)?)? in
             guard state.failure == nil, !state.isComplete else { return nil }
             let failure: (any Error)?
@@ -355,7 +358,6 @@ final class ResponseTask: Sendable {
             return (settled, nil)
         }
         releaseDelivery()
-        cancelUpload?()
         guard let (settled, failure) = outcome else { return }
         watchdog.remove(self)
         if let failure {

@@ -51,8 +51,8 @@ final class SessionLane: Sendable {
 /// one is made while fewer than `maxLanes` exist, and otherwise the request waits, first come first served, for one
 /// to be checked in. At most `maxIdleLanes` idle lanes are kept, and none longer than `maxIdleTime`: each check-out
 /// and check-in finds the ones that have been idle too long and invalidates them (with their connections), so a
-/// burst of requests does not hold its sessions for the transport's whole life, and a request never gets a session
-/// whose connection the server has likely closed.
+/// burst of requests does not hold its sessions for the transport's whole life, and a request does not get a session
+/// whose connection has been idle for that long.
 final class LanePool: Sendable {
     private struct Waiter {
         let id: Int
@@ -114,11 +114,10 @@ final class LanePool: Sendable {
     ) async throws -> SessionLane {
         #if canImport(FoundationNetworking)
             var expired: [SessionLane] = []
-            defer { for lane in expired { lane.invalidate() } }
             let grant = state.withLock { state -> Grant in
                 guard !state.isShutDown else { return .shutDown }
-                // Idle for longer than `maxIdleTime`: closed, not reused (their connections are the likeliest to
-                // have been closed by the server by now).
+                // Idle for longer than `maxIdleTime`: closed, not reused (the longer a connection has been idle, the
+                // likelier the server has closed it).
                 while let oldest = state.idle.first, oldest.since.duration(to: now) > maxIdleTime {
                     expired.append(state.idle.removeFirst().lane)
                 }
@@ -128,6 +127,7 @@ final class LanePool: Sendable {
                 }
                 return state.busy.count < maxLanes || priority ? .make : .wait
             }
+            for lane in expired { lane.invalidate() }
             switch grant {
             case .lane(let lane):
                 return lane
@@ -191,7 +191,7 @@ final class LanePool: Sendable {
     }
 
     /// Fails every request in flight (and every request waiting for a lane) with `error` and invalidates every
-    /// lane; later ``checkOut(deadline:priority:)`` calls throw.
+    /// lane; later ``checkOut(deadline:priority:now:)`` calls throw.
     func shutDown(failing error: any Error) {
         let (idle, busy, waiters) = state.withLock { state -> ([SessionLane], [SessionLane], [Waiter]) in
             guard !state.isShutDown else { return ([], [], []) }

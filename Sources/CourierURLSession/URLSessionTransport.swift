@@ -63,6 +63,8 @@ public final class URLSessionTransport: Transport {
     }
 
     let streamedUploads: StreamedUploads
+    /// Where ``StreamedUploads/spool`` writes its files (`nil`: the temporary directory).
+    let spoolDirectory: URL?
 
     /// How many idle sessions (Linux) are kept for reuse, with their open connections (at most
     /// `maxConcurrentRequests`). As many as the default limit: with fewer (it was 16), a client that keeps 64 requests in
@@ -146,9 +148,11 @@ public final class URLSessionTransport: Transport {
         maxDecompressionRatio: Int,
         responseBufferSize: Int,
         maxConcurrentRequests: Int,
-        streamedUploads: StreamedUploads
+        streamedUploads: StreamedUploads,
+        spoolDirectory: URL? = nil
     ) {
         self.streamedUploads = streamedUploads
+        self.spoolDirectory = spoolDirectory
         self.limits = ResponseTask.Limits(
             maxDecompressedBytes: Int64(max(0, maxDecompressedBytes)),
             maxDecompressionRatio: Int64(max(1, maxDecompressionRatio)),
@@ -243,7 +247,8 @@ public final class URLSessionTransport: Transport {
                     }
                 #endif
                 if pump == nil {
-                    let file = try await UploadSpool.write(body)
+                    let file = try await UploadSpool.write(
+                        body, in: spoolDirectory ?? FileManager.default.temporaryDirectory)
                     // The file's size, which URLSession sends (equal to a known length: `write` checks).
                     urlRequest.setValue(String(file.count), forHTTPHeaderField: "Content-Length")
                     spool = file

@@ -4,6 +4,13 @@ import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A streamed request body written to a private temporary file, which URLSession then sends with
 /// `uploadTask(with:fromFile:)`, reading it in chunks.
@@ -28,32 +35,38 @@ struct UploadSpool: Sendable {
         -> UploadSpool
     {
         let url = directory.appendingPathComponent("courier-upload-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        else {
+        // Created readable and writable by this user only, from the start (a new file: never one that exists).
+        let descriptor = open(url.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
             throw CourierError(
                 code: .transportFailed,
                 stage: .transport,
-                message: "cannot create a temporary file for the streamed request body in \(directory.path)"
+                message: "cannot create a temporary file for the streamed request body in \(directory.path) "
+                    + "(errno \(errno))"
             )
         }
         do {
-            let handle = try FileHandle(forWritingTo: url)
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             defer { try? handle.close() }
             var count: Int64 = 0
             var chunks = body.makeAsyncIterator()
+            // Written in batches of about 1 MiB, each off the cooperative thread pool (a disk write blocks its thread,
+            // and that pool has one thread per CPU), one batch at a time: at most about 2 MiB of the body in memory.
+            var batch: [ArraySlice<UInt8>] = []
+            var batched = 0
             while let chunk = try await nextChunk(&chunks) {
                 try Task.checkCancellation()
-                do {
-                    try chunk.withUnsafeBytes { try handle.write(contentsOf: $0) }
-                } catch {
-                    throw CourierError(
-                        code: .transportFailed,
-                        stage: .transport,
-                        message: "writing the streamed request body to a temporary file failed (\(url.path))",
-                        underlyingError: error
-                    )
-                }
+                batch.append(chunk)
+                batched += chunk.count
                 count += Int64(chunk.count)
+                if batched >= Self.batchSize {
+                    try await write(batch, to: handle, url: url)
+                    batch.removeAll(keepingCapacity: true)
+                    batched = 0
+                }
+            }
+            if !batch.isEmpty {
+                try await write(batch, to: handle, url: url)
             }
             if case .known(let expected) = body.length, expected != count {
                 throw CourierError(
@@ -66,6 +79,31 @@ struct UploadSpool: Sendable {
         } catch {
             try? FileManager.default.removeItem(at: url)
             throw error
+        }
+    }
+
+    /// How many bytes of the body are written to the file at once.
+    static let batchSize = 1024 * 1024
+
+    /// Appends `chunks` to the file on a dispatch queue and waits for it.
+    private static func write(_ chunks: [ArraySlice<UInt8>], to handle: FileHandle, url: URL) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global(qos: .utility).async {
+                do {
+                    for chunk in chunks {
+                        try chunk.withUnsafeBytes { try handle.write(contentsOf: $0) }
+                    }
+                    continuation.resume()
+                } catch {
+                    continuation.resume(
+                        throwing: CourierError(
+                            code: .transportFailed,
+                            stage: .transport,
+                            message: "writing the streamed request body to a temporary file failed (\(url.path))",
+                            underlyingError: error
+                        ))
+                }
+            }
         }
     }
 

@@ -9,7 +9,8 @@ import Testing
 /// In ``URLSessionTransportTests``' serialized suite, for its server and so that its memory figures are not skewed
 /// by the other URLSession tests.
 extension URLSessionTransportTests {
-    func spoolingTransport() -> URLSessionTransport {
+    /// A transport that spools streamed bodies into `directory`.
+    func spoolingTransport(into directory: URL) -> URLSessionTransport {
         URLSessionTransport(
             configuration: URLSessionTransport.defaultConfiguration(),
             connectTimeout: .seconds(10),
@@ -18,14 +19,20 @@ extension URLSessionTransportTests {
             maxDecompressionRatio: 100,
             responseBufferSize: 4 * 1024 * 1024,
             maxConcurrentRequests: 64,
-            streamedUploads: .spool
+            streamedUploads: .spool,
+            spoolDirectory: directory
         )
     }
 
-    /// The spool files in the temporary directory (each request's is removed when it ends).
-    func spoolFiles() throws -> Set<String> {
-        let names = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
-        return Set(names.filter { $0.hasPrefix("courier-upload-") })
+    /// A new empty directory of this test's own, for the spool files (each request's is removed when it ends).
+    func spoolDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-spool-test-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        return directory
+    }
+
+    func files(in directory: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path)
     }
 
     /// `count` chunks of `chunk` (the same storage each time: the stream holds one copy of the bytes).
@@ -39,10 +46,11 @@ extension URLSessionTransportTests {
     @Test("a streamed body over the old 64 MiB limit is sent whole, with a Content-Length, never held in memory")
     func spoolsALargeStreamedUpload() async throws {
         defer { server.stop() }
-        let transport = spoolingTransport()
+        let directory = try spoolDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let transport = spoolingTransport(into: directory)
         let chunk = ArraySlice((0..<(64 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
         let count = 2 * 1024  // 128 MiB
-        let before = try spoolFiles()
         let rssBefore = try MemoryProbe.residentBytes()
         let body = MessageBody(chunks(chunk, count: count), length: .unknown, iterationBehavior: .single)
         let response = try await transport.send(try request(.put, "/echo", body: body), context: TransportContext())
@@ -74,29 +82,31 @@ extension URLSessionTransportTests {
         #expect(mismatches == 0)
         // Collected in memory, the body alone would be 128 MiB; RSS is shared with the suites running beside this one.
         #expect(peak - rssBefore < 64 * 1024 * 1024)
-        #expect(try spoolFiles() == before)
+        #expect(try files(in: directory).isEmpty)
     }
 
     @Test("a streamed body that produces another length than it states fails with invalidBody, and leaves no file")
     func aSpooledBodyOfTheWrongLengthFails() async throws {
         defer { server.stop() }
-        let transport = spoolingTransport()
-        let before = try spoolFiles()
+        let directory = try spoolDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let transport = spoolingTransport(into: directory)
         let body = MessageBody(
             chunks(ArraySlice(repeating: 1, count: 50), count: 1), length: .known(100), iterationBehavior: .single)
         let error = await #expect(throws: CourierError.self) {
             _ = try await transport.send(try request(.put, "/echo", body: body), context: TransportContext())
         }
         #expect(error?.code == .invalidBody)
-        #expect(try spoolFiles() == before)
+        #expect(try files(in: directory).isEmpty)
     }
 
     @Test("a streamed body that fails fails the call with transportFailed and its error underneath, and leaves no file")
     func aFailingSpooledBodyFails() async throws {
         struct Broken: Error {}
         defer { server.stop() }
-        let transport = spoolingTransport()
-        let before = try spoolFiles()
+        let directory = try spoolDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let transport = spoolingTransport(into: directory)
         let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
             continuation.yield(ArraySlice(repeating: 2, count: 1000))
             continuation.finish(throwing: Broken())
@@ -107,6 +117,35 @@ extension URLSessionTransportTests {
         }
         #expect(error?.code == .transportFailed)
         #expect(error?.underlyingError is Broken)
-        #expect(try spoolFiles() == before)
+        #expect(try files(in: directory).isEmpty)
+    }
+
+    @Test(
+        "the spool file is removed when the request fails after it was written: a refused connection, a shut-down transport"
+    )
+    func aFailedRequestLeavesNoSpoolFile() async throws {
+        defer { server.stop() }
+        let directory = try spoolDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let transport = spoolingTransport(into: directory)
+        let port = try MemoryProbe.unusedPort()
+        let refused = try #require(URL(string: "http://127.0.0.1:\(port)/"))
+        func body() -> MessageBody {
+            MessageBody(
+                chunks(ArraySlice(repeating: 3, count: 4096), count: 4), length: .unknown, iterationBehavior: .single)
+        }
+        let error = await #expect(throws: CourierError.self) {
+            _ = try await transport.send(
+                OutgoingRequest(head: HTTPRequest(method: .put, url: refused), body: body()),
+                context: TransportContext())
+        }
+        #expect(error?.code == .connectionRefused)
+        #expect(try files(in: directory).isEmpty)
+
+        transport.shutdown()
+        await #expect(throws: (any Error).self) {
+            _ = try await transport.send(try request(.put, "/echo", body: body()), context: TransportContext())
+        }
+        #expect(try files(in: directory).isEmpty)
     }
 }

@@ -71,7 +71,9 @@ import Testing
                 return
             }
             #expect((error as? CourierError)?.code == .idleTimeout, "got \(error)")
-            #expect(elapsed < .seconds(2), "the idle timeout fired after \(elapsed)")
+            // 0.3 s when the idle timeout applies again at once; without that, nothing within the 5 s bound (seen
+            // when the resume no longer re-arms it). The margin is for a loaded CI machine (2.06 s seen once).
+            #expect(elapsed < .seconds(3.5), "the idle timeout fired after \(elapsed)")
         }
     }
 #endif

@@ -35,7 +35,8 @@ import Logging
 /// 64 of them; one idle for more than 60 s is closed when the next request starts or ends. A streamed request body is sent
 /// chunked as it is produced, without being held in memory. On Apple platforms one session serves every request,
 /// and a streamed body of any size is written to a private temporary file first, then sent from it (removed when
-/// the request ends): never held in memory either, but sent once it has ended.
+/// the request ends): never held in memory either, but sent once it has ended. A `MessageBody.file(at:)` body is
+/// sent from its own file.
 /// On Linux, FoundationNetworking cannot send a `GET` with a body: that fails with `CourierError.Code.unsupported`
 /// too.
 public final class URLSessionTransport: Transport {
@@ -222,7 +223,8 @@ public final class URLSessionTransport: Transport {
         #else
             let pump: (@Sendable (ResponseTask) async -> Void)? = nil  // only Linux's pipe pumps
         #endif
-        var spool: UploadSpool?
+        // The file URLSession sends the body from (`uploadTask(with:fromFile:)`), if it does.
+        var spoolURL: URL?
         let pumpTask = LockedBox<Task<Void, Never>?>(nil)
         if let body = request.body {
             if let bytes = body.bufferedBytes {
@@ -246,12 +248,17 @@ public final class URLSessionTransport: Transport {
                         }
                     }
                 #endif
-                if pump == nil {
+                if pump == nil, let url = body.fileURL {
+                    // A file body (`MessageBody.file(at:)`): URLSession sends the file itself, no copy.
+                    let count = try Self.sizeOfFile(at: url, stated: body.length)
+                    urlRequest.setValue(String(count), forHTTPHeaderField: "Content-Length")
+                    spoolURL = url
+                } else if pump == nil {
                     let file = try await UploadSpool.write(
                         body, in: spoolDirectory ?? FileManager.default.temporaryDirectory)
                     // The file's size, which URLSession sends (equal to a known length: `write` checks).
                     urlRequest.setValue(String(file.count), forHTTPHeaderField: "Content-Length")
-                    spool = file
+                    spoolURL = file.url
                     cancelUpload = { file.remove() }
                 }
             }
@@ -278,12 +285,12 @@ public final class URLSessionTransport: Transport {
         }
         context.logger.debug("URLSession request starting", metadata: ["method": "\(request.head.method)"])
         let finalRequest = urlRequest
-        let spoolURL = spool?.url
+        let uploadFile = spoolURL
         let head = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 lane.control.async {
                     let task =
-                        spoolURL.map { lane.session.uploadTask(with: finalRequest, fromFile: $0) }
+                        uploadFile.map { lane.session.uploadTask(with: finalRequest, fromFile: $0) }
                         ?? lane.session.dataTask(with: finalRequest)
                     lane.delegate.register(responseTask, for: task)
                     responseTask.start(task, continuation: continuation)
@@ -303,6 +310,23 @@ public final class URLSessionTransport: Transport {
         }
         let body = MessageBody(ResponseBodySequence(responseTask), length: length, iterationBehavior: .single)
         return TransportResponse(head: head, body: body)
+    }
+
+    /// The size of the file a file body reads, which must still be the length the body states.
+    static func sizeOfFile(at url: URL, stated: MessageBody.Length) throws -> Int64 {
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+        guard let size else {
+            throw CourierError(
+                code: .invalidBody, stage: .transport, message: "cannot read the file to upload at \(url.path)")
+        }
+        if case .known(let expected) = stated, expected != size {
+            throw CourierError(
+                code: .invalidBody,
+                stage: .transport,
+                message: "the file to upload at \(url.path) has \(size) bytes; its body's length says \(expected)"
+            )
+        }
+        return size
     }
 
     static func requestBodyError(_ error: any Error) -> any Error {

@@ -148,4 +148,24 @@ extension URLSessionTransportTests {
         }
         #expect(try files(in: directory).isEmpty)
     }
+
+    @Test("a file body is sent from its own file: not copied, not removed")
+    func aFileBodyIsSentFromItsFile() async throws {
+        defer { server.stop() }
+        let directory = try spoolDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("photo.bin")
+        let bytes = Data((0..<(2 * 1024 * 1024 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try bytes.write(to: source)
+        // The spool "directory" is under a regular file, where nothing can be created (not even by root): a copy
+        // would fail the call.
+        let transport = spoolingTransport(into: source.appendingPathComponent("spool"))
+
+        let body = try MessageBody.file(at: source)
+        let response = try await transport.send(try request(.put, "/echo", body: body), context: TransportContext())
+        #expect(response.head.status == .ok)
+        #expect(try echoedHeaders(response.head)["content-length"] == String(bytes.count))
+        #expect(try await response.body.collect(upTo: 4 * 1024 * 1024) == bytes)
+        #expect(FileManager.default.fileExists(atPath: source.path), "the caller's file is not removed")
+    }
 }

@@ -19,11 +19,7 @@ extension MessageBody {
             )
         }
         let size = (attributes[.size] as? NSNumber)?.int64Value
-        return MessageBody(
-            FileChunks(url: url, chunkSize: Swift.max(1, chunkSize)),
-            length: size.map { .known($0) } ?? .unknown,
-            iterationBehavior: .multiple
-        )
+        return MessageBody(file: url, chunkSize: Swift.max(1, chunkSize), length: size.map { .known($0) } ?? .unknown)
     }
 }
 

@@ -42,6 +42,8 @@ public struct MessageBody: AsyncSequence, Sendable {
     enum Storage: Sendable {
         case bytes(ArraySlice<UInt8>)
         case sequence(@Sendable () -> AsyncIterator)
+        /// A file read in chunks of the given size (``file(at:chunkSize:)``).
+        case file(URL, chunkSize: Int)
     }
 
     let storage: Storage
@@ -55,6 +57,21 @@ public struct MessageBody: AsyncSequence, Sendable {
 
     /// Whether the body can be sent again (after a redirect or for a retry).
     public var isReplayable: Bool { iterationBehavior == .multiple }
+
+    /// The file a body made by ``file(at:chunkSize:)`` reads, so a transport that sends files itself (URLSession's
+    /// `uploadTask(with:fromFile:)`) can send it without a copy.
+    package var fileURL: URL? {
+        if case .file(let url, _) = storage { return url }
+        return nil
+    }
+
+    /// A replayable body that reads the file at `url` in chunks of `chunkSize` bytes.
+    init(file url: URL, chunkSize: Int, length: Length) {
+        self.storage = .file(url, chunkSize: chunkSize)
+        self.length = length
+        self.iterationBehavior = .multiple
+        self.consumption = nil
+    }
 
     /// The body's bytes when it is held in memory, so a transport can write them without iterating.
     public var bufferedBytes: ArraySlice<UInt8>? {
@@ -121,6 +138,8 @@ public struct MessageBody: AsyncSequence, Sendable {
             return AsyncIterator(bytes: bytes)
         case .sequence(let make):
             return make()
+        case .file(let url, let chunkSize):
+            return AsyncIterator(FileChunks(url: url, chunkSize: chunkSize).makeAsyncIterator())
         }
     }
 

@@ -374,10 +374,9 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// A failure with no usable response: the first decision that handles transport failures (the retry policy)
-    /// may turn it into a restart. Not inlined, like ``decide(_:outgoing:decisions:attempt:restarts:deadline:state:)``
-    /// and ``parse(_:sent:streamsBody:streamingParser:outgoing:attempt:state:)``: inlined into `attempts`, their locals
-    /// made its frame, which a call keeps while it waits for its answer, 672 bytes larger (3,840 → 3,168 bytes,
-    /// `Benchmarks/async-frames`), and they run after the wait, in the task allocator's slabs the transport freed.
+    /// may turn it into a restart. Not inlined, like ``settle(_:outgoing:plan:decisions:attempt:restarts:deadline:slot:restart:state:)``:
+    /// inlined into `attempts`, its locals would be in the frame a call keeps while it waits for its answer, and it
+    /// runs only after the wait, in the task allocator's slabs the transport freed.
     ///
     /// - Returns: The decisions of the next attempt; throws `error` when nothing restarts the call.
     @inline(never)

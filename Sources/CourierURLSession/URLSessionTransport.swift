@@ -32,13 +32,13 @@ import Logging
 /// On Linux, FoundationNetworking cannot pause a download, so the transport holds back its work queue while a reader
 /// is behind, for at most a second (that queue is shared by every session of the process). Each request in flight
 /// has a session of its own, and idle sessions are reused (with their open connections) by later requests: up to
-/// 64 of them; one idle for more than 60 s is closed when the next request starts or ends. A streamed request body is sent
-/// chunked as it is produced, without being held in memory. On Apple platforms one session serves every request,
-/// and a streamed body of any size is written to a private temporary file first, then sent from it (removed when
-/// the request ends): never held in memory either, but sent once it has ended. A `MessageBody.file(at:)` body is
-/// sent from its own file.
-/// On Linux, FoundationNetworking cannot send a `GET` with a body: that fails with `CourierError.Code.unsupported`
-/// too.
+/// 64 of them; one idle for more than 60 s is closed when the next request starts or ends. A streamed request body
+/// is sent chunked as it is produced, without being held in memory. FoundationNetworking cannot send a `GET` with a
+/// body: that fails with `CourierError.Code.unsupported`.
+///
+/// On Apple platforms one session serves every request, and a streamed body of any size is written to a private
+/// temporary file first, then sent from it (removed when the request ends): never held in memory either, but sent
+/// once it has ended. A `MessageBody.file(at:)` body is sent from its own file.
 public final class URLSessionTransport: Transport {
     /// The largest streamed request body that was collected in memory on Apple platforms. No longer a limit: such a
     /// body now goes through a temporary file, whatever its size.

@@ -374,9 +374,9 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// A failure with no usable response: the first decision that handles transport failures (the retry policy)
-    /// may turn it into a restart. Not inlined, like ``settle(_:outgoing:plan:decisions:attempt:restarts:deadline:slot:restart:state:)``:
-    /// inlined into `attempts`, its locals would be in the frame a call keeps while it waits for its answer, and it
-    /// runs only after the wait, in the task allocator's slabs the transport freed.
+    /// may turn it into a restart. Not inlined, like `settle`: inlined into `attempts`, its locals would be in the
+    /// frame a call keeps while it waits for its answer, and it runs only after the wait, in the task allocator's
+    /// slabs the transport freed.
     ///
     /// - Returns: The decisions of the next attempt; throws `error` when nothing restarts the call.
     @inline(never)

@@ -218,14 +218,14 @@ public final class URLSessionTransport: Transport {
         var urlRequest = try Self.makeURLRequest(
             request.head, deadline: context.deadline, backstop: Self.backstop(limits.idleTimeout))
         var cancelUpload: (@Sendable () -> Void)?
+        // Starts the task that feeds a streamed body into Linux's pipe, once the request's task exists.
         #if canImport(FoundationNetworking)
-            var pump: (@Sendable (ResponseTask) async -> Void)?
+            var startPump: (@Sendable (ResponseTask) -> Void)?
         #else
-            let pump: (@Sendable (ResponseTask) async -> Void)? = nil  // only Linux's pipe pumps
+            let startPump: (@Sendable (ResponseTask) -> Void)? = nil  // only Linux's pipe pumps
         #endif
         // The file URLSession sends the body from (`uploadTask(with:fromFile:)`), if it does.
         var spoolURL: URL?
-        let pumpTask = LockedBox<Task<Void, Never>?>(nil)
         if let body = request.body {
             if let bytes = body.bufferedBytes {
                 urlRequest.httpBody = Data(bytes)
@@ -237,29 +237,36 @@ public final class URLSessionTransport: Transport {
                         urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
                         let stream = UploadPipe(capacity: 1024 * 1024)
                         urlRequest.httpBodyStream = UploadInputStream(pipe: stream)
+                        let pumpTask = LockedBox<Task<Void, Never>?>(nil)
                         cancelUpload = {
                             stream.cancel()
                             pumpTask.withLock { $0 }?.cancel()
                         }
-                        pump = { responseTask in
-                            if let error = await stream.pump(body) {
-                                responseTask.fail(Self.requestBodyError(error))
+                        startPump = { responseTask in
+                            pumpTask.withLock {
+                                $0 = Task {
+                                    if let error = await stream.pump(body) {
+                                        responseTask.fail(Self.requestBodyError(error))
+                                    }
+                                }
                             }
                         }
                     }
                 #endif
-                if pump == nil, let url = body.fileURL {
-                    // A file body (`MessageBody.file(at:)`): URLSession sends the file itself, no copy.
-                    let count = try Self.sizeOfFile(at: url, stated: body.length)
-                    urlRequest.setValue(String(count), forHTTPHeaderField: "Content-Length")
-                    spoolURL = url
-                } else if pump == nil {
-                    let file = try await UploadSpool.write(
-                        body, in: spoolDirectory ?? FileManager.default.temporaryDirectory)
-                    // The file's size, which URLSession sends (equal to a known length: `write` checks).
-                    urlRequest.setValue(String(file.count), forHTTPHeaderField: "Content-Length")
-                    spoolURL = file.url
-                    cancelUpload = { file.remove() }
+                if startPump == nil {
+                    if let url = body.fileURL {
+                        // A file body (`MessageBody.file(at:)`): URLSession sends the file itself, no copy.
+                        let count = try Self.sizeOfFile(at: url, stated: body.length)
+                        urlRequest.setValue(String(count), forHTTPHeaderField: "Content-Length")
+                        spoolURL = url
+                    } else {
+                        let file = try await UploadSpool.write(
+                            body, in: spoolDirectory ?? FileManager.default.temporaryDirectory)
+                        // The file's size, which URLSession sends (equal to a known length: `write` checks).
+                        urlRequest.setValue(String(file.count), forHTTPHeaderField: "Content-Length")
+                        spoolURL = file.url
+                        cancelUpload = { file.remove() }
+                    }
                 }
             }
         }
@@ -280,9 +287,7 @@ public final class URLSessionTransport: Transport {
             cancelUpload: cancelUpload
         )
         responseTask.startTimers()
-        if let pump {
-            pumpTask.withLock { $0 = Task { await pump(responseTask) } }
-        }
+        startPump?(responseTask)
         context.logger.debug("URLSession request starting", metadata: ["method": "\(request.head.method)"])
         let finalRequest = urlRequest
         let uploadFile = spoolURL

@@ -31,9 +31,7 @@ struct UploadSpool: Sendable {
     /// - Throws: `CancellationError`; `CourierError.Code.transportFailed` when reading the body fails (the body's
     ///   error underneath) or the file cannot be written (a full disk); `CourierError.Code.invalidBody` when the
     ///   body's length is known and it produced another number of bytes. The file is removed when writing fails.
-    static func write(_ body: MessageBody, in directory: URL = FileManager.default.temporaryDirectory) async throws
-        -> UploadSpool
-    {
+    static func write(_ body: MessageBody, in directory: URL) async throws -> UploadSpool {
         let url = directory.appendingPathComponent("courier-upload-\(UUID().uuidString)")
         // Created readable and writable by this user only, from the start (a new file: never one that exists).
         let descriptor = open(url.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)

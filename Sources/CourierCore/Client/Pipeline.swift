@@ -215,6 +215,8 @@ struct Pipeline<R: Request>: Sendable {
                 restarts += 1
                 continue
             }
+            // Not input from outside: `settle` returns `nil` only after setting `restart` (an enum result would put the
+            // response, whatever its type's size, in this frame several times over).
             guard let restart else { preconditionFailure("settle returned neither a value nor a restart") }
             if let target = restart.target {
                 redirection = target
@@ -312,7 +314,7 @@ struct Pipeline<R: Request>: Sendable {
                 throw TransferFailure(error: error)
             }
         }
-        var received = received(
+        var received = receivedResponse(
             sent, body: body, streamsBody: streamsBody, cacheStage: plan.cacheStage, attempt: attempt, state: state)
         try Task.checkCancellation()
 
@@ -331,11 +333,6 @@ struct Pipeline<R: Request>: Sendable {
             received, sent: sent, streamsBody: streamsBody, streamingParser: plan.streamingParser, outgoing: outgoing,
             attempt: attempt, state: state)
     }
-
-    // The steps of an attempt are functions of their own, called one after the other: their locals (requests,
-    // responses, errors, decision actions: several hundred bytes each, some copied by the optimizer) live in their own
-    // async frames while they run instead of all at once in `attempts`' frame, which every call carries through the
-    // transport (issue #17: each KiB of a call's async frames costs a `malloc`).
 
     /// Records the response head and has the body report download progress when the call has a progress handler.
     @inline(never)
@@ -356,7 +353,7 @@ struct Pipeline<R: Request>: Sendable {
 
     /// The response as the decisions see it, recorded with what the cache did.
     @inline(never)
-    private func received(
+    private func receivedResponse(
         _ sent: TransportResponse, body: Data, streamsBody: Bool, cacheStage: CacheStage, attempt: Int,
         state: LockedBox<CallRecord>
     ) -> ReceivedResponse {

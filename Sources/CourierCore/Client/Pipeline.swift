@@ -3,6 +3,11 @@ import HTTPTypes
 import Logging
 
 /// One call through Courier: resolve → adapt → validate → send → decide → parse, restarting when a decision asks.
+///
+/// Its asynchronous functions are `nonisolated(nonsending)`: they run on the executor of the task that runs the call
+/// (a child task of `RequestRegistry`, on the global executor), without the switch to the generic executor that a
+/// plain `nonisolated` async function makes when it starts and after each call it awaits (36 switches per
+/// call before, 19 after, issue #17). Adapters, decisions and transports keep their own isolation.
 struct Pipeline<R: Request>: Sendable {
     let client: Client
     let request: R
@@ -29,7 +34,7 @@ struct Pipeline<R: Request>: Sendable {
     /// The asynchronous part is ``call(start:state:)`` alone; what comes before and after it runs in synchronous
     /// functions, so that the call records and log lines they build are on the thread's stack, not in an async frame
     /// that every call in flight keeps for its whole life (issue #17).
-    func run() async throws -> R.Response {
+    nonisolated(nonsending) func run() async throws -> R.Response {
         let (start, state) = begin()
         do {
             let value = try await call(start: start, state: state)
@@ -41,7 +46,7 @@ struct Pipeline<R: Request>: Sendable {
 
     /// Runs the call like ``run()`` and returns its value with what happened on the wire (only built here, so that
     /// ``run()`` does no redaction or copying it does not need).
-    func exchange() async throws -> Exchange<R.Response> {
+    nonisolated(nonsending) func exchange() async throws -> Exchange<R.Response> {
         let (start, state) = begin()
         let value: R.Response
         do {
@@ -80,7 +85,9 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// The call itself, under its deadline when it has one.
-    private func call(start: ContinuousClock.Instant, state: LockedBox<CallRecord>) async throws -> R.Response {
+    private nonisolated(nonsending) func call(start: ContinuousClock.Instant, state: LockedBox<CallRecord>) async throws
+        -> R.Response
+    {
         if let timeout = request.timeout ?? configuration.timeout {
             return try await withDeadline(timeout, start: start, state: state)
         }
@@ -143,7 +150,7 @@ struct Pipeline<R: Request>: Sendable {
     /// Not inlined: inlined, its task group and error made `call`'s frame, which every call in flight keeps, 928 bytes
     /// instead of 96, with or without a deadline (issue #17; sizes from the async function pointers' context sizes).
     @inline(never)
-    private func withDeadline(
+    private nonisolated(nonsending) func withDeadline(
         _ timeout: Duration,
         start: ContinuousClock.Instant,
         state: LockedBox<CallRecord>
@@ -174,7 +181,9 @@ struct Pipeline<R: Request>: Sendable {
     /// waits for its transport. So the steps around that wait are functions of their own, whose frames exist only
     /// while they run: `prepare` before it, `settle` (body, decisions, parse) after it. Issue #17: with the steps
     /// inlined this frame was 2,992 bytes; now 880, and a call waiting in the transport holds 2 KiB less.
-    private func attempts(deadline: ContinuousClock.Instant?, state: LockedBox<CallRecord>) async throws -> R.Response {
+    private nonisolated(nonsending) func attempts(deadline: ContinuousClock.Instant?, state: LockedBox<CallRecord>)
+        async throws -> R.Response
+    {
         let plan = try plan()
         var decisions = plan.decisions
         var redirection: Redirection?
@@ -265,7 +274,7 @@ struct Pipeline<R: Request>: Sendable {
     /// Sends `outgoing` (through the cache stage when the client has one). Its frame, which the call keeps while it
     /// waits, holds little more than the transport's context.
     @inline(never)
-    private func send(
+    private nonisolated(nonsending) func send(
         _ outgoing: OutgoingRequest,
         plan: Plan,
         attempt: Int,
@@ -291,7 +300,7 @@ struct Pipeline<R: Request>: Sendable {
     ///
     /// - Returns: The call's value; or `nil`, with `restart` set, when a decision restarts the call.
     @inline(never)
-    private func settle(
+    private nonisolated(nonsending) func settle(
         _ sent: TransportResponse,
         outgoing: OutgoingRequest,
         plan: Plan,
@@ -377,7 +386,7 @@ struct Pipeline<R: Request>: Sendable {
     ///
     /// - Returns: The decisions of the next attempt; throws `error` when nothing restarts the call.
     @inline(never)
-    private func recover(
+    private nonisolated(nonsending) func recover(
         from error: any Error,
         outgoing: OutgoingRequest,
         decisions: [any Decision],
@@ -423,7 +432,7 @@ struct Pipeline<R: Request>: Sendable {
     /// Turns the final response into the request's value with its parser (streaming the body when it was left
     /// unread).
     @inline(never)
-    private func parse(
+    private nonisolated(nonsending) func parse(
         _ received: ReceivedResponse,
         sent: TransportResponse,
         streamsBody: Bool,
@@ -485,7 +494,7 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// Resolve, adapt and validate: the request as it goes on the wire.
-    private func prepare(
+    private nonisolated(nonsending) func prepare(
         plan: Plan,
         attempt: Int,
         redirection: Redirection?,
@@ -582,7 +591,7 @@ struct Pipeline<R: Request>: Sendable {
 
     /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also
     /// gets the request as adapted so far.
-    private func adapt(
+    private nonisolated(nonsending) func adapt(
         _ outgoing: inout OutgoingRequest,
         with adapter: any RequestAdapter,
         context: AdapterContext,
@@ -612,7 +621,7 @@ struct Pipeline<R: Request>: Sendable {
     /// A function of its own: its locals stay out of ``attempts(deadline:state:)``'s async frame, which every call
     /// carries through the transport (issue #17: each KiB of a call's frames is a `malloc`).
     @inline(never)
-    private func decide(
+    private nonisolated(nonsending) func decide(
         _ received: inout ReceivedResponse,
         outgoing: OutgoingRequest,
         decisions: [any Decision],
@@ -622,11 +631,14 @@ struct Pipeline<R: Request>: Sendable {
         state: LockedBox<CallRecord>
     ) async throws -> DecisionAction? {
         var index = 0
+        // One context for the whole chain, with its index moved along: building one per decision copied the
+        // request head, the chain, the clock and the logger each time (issue #17).
+        var decisionContext = decisionContext(
+            for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
+            deadline: deadline)
         while index < decisions.count {
             let decision = decisions[index]
-            let decisionContext = decisionContext(
-                for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
-                deadline: deadline)
+            decisionContext.index = index
             guard decision.shouldApply(to: received, context: decisionContext) else {
                 index += 1
                 continue
@@ -684,7 +696,7 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// Reads the body into memory within `limit`; HEAD, 1xx, 204 and 304 responses have none.
-    private static func readBody(
+    private static nonisolated(nonsending) func readBody(
         of response: TransportResponse,
         for method: HTTPRequest.Method,
         limit: Int

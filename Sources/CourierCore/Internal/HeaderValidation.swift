@@ -4,7 +4,11 @@ import HTTPTypes
 enum HeaderValidation {
     /// Returns `value` when it holds no control characters (HTAB allowed), else throws `invalidHeader`.
     static func validatedValue(_ value: String, for name: String, redacted: Bool = false) throws -> String {
-        for (offset, byte) in value.utf8.enumerated() where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+        // The search is a plain byte scan; the offset is counted only for a bad value (`enumerated()` over the UTF-8
+        // view cost 1.4 % of a call, issue #17).
+        if let index = value.utf8.firstIndex(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+            let byte = value.utf8[index]
+            let offset = value.utf8.distance(from: value.utf8.startIndex, to: index)
             throw CourierError(
                 code: .invalidHeader,
                 stage: .adapt,

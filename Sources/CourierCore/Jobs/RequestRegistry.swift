@@ -50,7 +50,8 @@ final class RequestRegistry: Sendable {
         return try await value
     }
 
-    private func registered<Value: Sendable>(
+    /// `nonisolated(nonsending)`: it runs on the child task's executor, without a switch of its own (see `Pipeline`).
+    private nonisolated(nonsending) func registered<Value: Sendable>(
         tags: Set<RequestTag>,
         _ operation: @Sendable () async throws -> Value
     ) async throws -> Value {

@@ -88,7 +88,8 @@ let budgetURL = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("budget.tsv")
 let writeBudget = CommandLine.arguments.contains("--write-budget")
-/// `--only NAME` runs one scenario and `--iterations N` changes the count (for a profiler such as heaptrack).
+/// `--only NAME` runs one scenario and `--iterations N` changes the count (for a profiler such as heaptrack);
+/// `--time N` times N calls instead of counting allocations.
 func argument(after flag: String) -> String? {
     guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else {
         return nil
@@ -114,6 +115,28 @@ let budget = readBudget()
 var measured: [(String, Double)] = []
 var failed = false
 
+/// The process's CPU time (user and system), in seconds.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    return user + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+// `--time N`: instead of counting, the CPU time of N calls per scenario (after 2,000 unmeasured), in a detached
+// task, so that no call hops to the main thread. A timing on a warm path, for comparing two builds run one after the
+// other on the same pinned CPU (`taskset -c 0`); never a check: timings vary from run to run.
+if let timedCalls = argument(after: "--time").flatMap({ Int($0) }), timedCalls > 0 {
+    print("# courier-allocations --time: CPU per call on a transport that answers at once, \(timedCalls) calls each")
+    for scenario in scenarios where only == nil || scenario.name == only {
+        try await Task.detached { for _ in 0..<2_000 { try await scenario.call(client) } }.value
+        let before = cpuSeconds()
+        try await Task.detached { for _ in 0..<timedCalls { try await scenario.call(client) } }.value
+        let perCall = (cpuSeconds() - before) / Double(timedCalls) * 1e6
+        print("\(scenario.name): \(String(format: "%.2f", perCall)) µs")
+    }
+    exit(0)
+}
 print("# courier-allocations: mallocs per call on a transport that answers at once, \(iterations) calls each")
 print("| scenario | mallocs/call | budget | |")
 print("|---|---|---|---|")

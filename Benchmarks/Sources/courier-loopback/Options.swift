@@ -22,6 +22,9 @@ struct Options: Sendable {
     var warmup: Double = 0.5
     /// How many times the interleaved matrix is repeated; medians are taken over rounds.
     var rounds: Int = 3
+    /// How many turns each client of a cell takes: the cell's seconds are measured in this many slices, the clients
+    /// alternating slice by slice (see `runMatrix`).
+    var slices: Int = 6
     /// The concurrency levels measured.
     var concurrencies: [Int] = [1, 64]
     /// The clients measured, by ``ClientKind/rawValue``; all of them by default.
@@ -63,6 +66,8 @@ struct Options: Sendable {
           --seconds S         seconds measured per cell (default 3)
           --warmup S          unmeasured seconds before each cell (default 0.5)
           --rounds N          interleaved repetitions; medians are reported (default 3)
+          --slices N          turns per client within a cell: the clients alternate in slices of
+                              seconds/N, so a change in the machine's speed reaches them alike (default 6)
           --concurrency A,B   concurrency levels (default 1,64)
           --clients LIST      any of courier-ahc,raw-ahc,raw-ahc-idle,courier-urlsession,raw-urlsession,
                               openapi-ahc,openapi-courier (default all); raw-ahc-idle is raw-ahc with the
@@ -110,6 +115,7 @@ struct Options: Sendable {
             case "--seconds": seconds = try Self.positive(Double(try value()), option)
             case "--warmup": warmup = try Self.nonNegative(Double(try value()), option)
             case "--rounds": rounds = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--slices": slices = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--connections": connections = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--scale": scale = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--auth-load": authLoad = Int(try Self.positive(Int(try value()).map(Double.init), option))

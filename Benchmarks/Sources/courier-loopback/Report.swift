@@ -37,7 +37,8 @@ enum Report {
         if options.scale == nil, options.authLoad == nil {
             lines.append(
                 "cells: \(options.seconds) s each after \(options.warmup) s warm-up, \(options.rounds) rounds, "
-                    + "clients interleaved; medians over rounds; AHC pool \(options.connections) connections")
+                    + "clients alternating in \(options.slices) slices of \(options.seconds / Double(options.slices)) s "
+                    + "within a cell; medians over rounds; AHC pool \(options.connections) connections")
         }
         if !Probes.canResetPeak {
             lines.append("peak RSS: lifetime peak of the process (cannot reset it per cell here)")

@@ -42,13 +42,17 @@ private struct Samples: Sendable {
     }
 }
 
-/// Runs the interleaved matrix: every round visits every protocol and cell, and within a cell every client in turn.
+/// Runs the interleaved matrix: every round visits every protocol and cell, and within a cell the clients take turns.
 ///
-/// The protocol order and the client order rotate from round to round, so none always runs first (cold) or last.
-/// A client that cannot speak a protocol (see ``WireProtocol/supports(_:)``) is left out of that protocol's cells.
+/// A cell's clients are first warmed up, then measured in ``Options/slices`` turns each, one slice of the cell's
+/// seconds at a time (A B C A B C …), and each client's slices are summed. So a change in the machine's speed during
+/// a cell (this VM's varies by half for seconds at a time) reaches every client alike, and the ratios taken within a
+/// round compare clients measured over the same stretch of time. The protocol order and the client order rotate from
+/// round to round, so none always runs first (cold) or last. A client that cannot speak a protocol (see
+/// ``WireProtocol/supports(_:)``) is left out of that protocol's cells.
 ///
 /// - Parameters:
-///   - options: Durations, rounds, protocols, concurrencies and clients.
+///   - options: Durations, rounds, slices, protocols, concurrencies and clients.
 ///   - host: The servers; when they run in a child process its CPU is measured too.
 ///   - progress: Called after each cell (the tool prints a line to stderr).
 /// - Returns: One result per protocol, client, cell and round.
@@ -79,13 +83,26 @@ func runMatrix(
         for protocolIndex in options.protocols.indices {
             let wire = options.protocols[(protocolIndex + round - 1) % options.protocols.count]
             let clients = lanes[wire] ?? []
+            let order = clients.indices.map { clients[($0 + round - 1) % clients.count] }
             for concurrency in options.concurrencies {
                 for decode in [false, true] {
-                    for index in clients.indices {
-                        let (kind, client) = clients[(index + round - 1) % clients.count]
-                        let result = await runCell(
-                            client, wire: wire, kind: kind, concurrency: concurrency, decode: decode, round: round,
-                            options: options, serverPID: host.childPID)
+                    if options.warmup > 0 {
+                        for (_, client) in order {
+                            _ = await drive(client, concurrency: concurrency, decode: decode, seconds: options.warmup)
+                        }
+                    }
+                    var totals = Array(repeating: Measurement(), count: order.count)
+                    for _ in 0..<options.slices {
+                        for (position, entry) in order.enumerated() {
+                            totals[position].add(
+                                await measure(
+                                    entry.client, concurrency: concurrency, decode: decode,
+                                    seconds: options.seconds / Double(options.slices), serverPID: host.childPID))
+                        }
+                    }
+                    for (position, entry) in order.enumerated() {
+                        let result = totals[position].result(
+                            wire: wire, kind: entry.kind, concurrency: concurrency, decode: decode, round: round)
                         progress(result)
                         results.append(result)
                     }
@@ -99,44 +116,60 @@ func runMatrix(
     return results
 }
 
-/// Warms the client up, then drives it at `concurrency` for `options.seconds` and measures.
-private func runCell(
+/// What one client's slices of a cell measured, summed.
+private struct Measurement {
+    var samples = Samples()
+    var elapsed = 0.0
+    var cpu = 0.0
+    /// The server process's CPU time; `nil` when it is not measured (the server runs in this process).
+    var serverCPU: Double?
+    var peakRSSKiB = 0
+
+    mutating func add(_ slice: Measurement) {
+        samples.merge(slice.samples)
+        elapsed += slice.elapsed
+        cpu += slice.cpu
+        serverCPU = slice.serverCPU.map { (serverCPU ?? 0) + $0 }
+        peakRSSKiB = max(peakRSSKiB, slice.peakRSSKiB)
+    }
+
+    func result(wire: WireProtocol, kind: ClientKind, concurrency: Int, decode: Bool, round: Int) -> CellResult {
+        let latencies = samples.latencies.sorted()
+        let count = latencies.count
+        let perRequest = { (seconds: Double) in count > 0 ? seconds * 1e6 / Double(count) : .nan }
+        return CellResult(
+            wire: wire, kind: kind, concurrency: concurrency, decode: decode, round: round,
+            requests: count, errors: samples.errors, firstError: samples.firstError,
+            requestsPerSecond: elapsed > 0 ? Double(count) / elapsed : .nan,
+            p50: percentile(latencies, 0.50), p99: percentile(latencies, 0.99),
+            cpuPerRequest: perRequest(cpu), serverCPUPerRequest: serverCPU.map(perRequest), peakRSSKiB: peakRSSKiB
+        )
+    }
+}
+
+/// Drives `client` at `concurrency` for `seconds` and measures one slice: its wall time, this process's CPU time,
+/// the server process's (when it has one) and the peak RSS.
+private func measure(
     _ client: any LoopbackClient,
-    wire: WireProtocol,
-    kind: ClientKind,
     concurrency: Int,
     decode: Bool,
-    round: Int,
-    options: Options,
+    seconds: Double,
     serverPID: Int32?
-) async -> CellResult {
-    if options.warmup > 0 {
-        _ = await drive(client, concurrency: concurrency, decode: decode, seconds: options.warmup)
-    }
+) async -> Measurement {
     Probes.resetPeakRSS()
     let serverCPUBefore = serverPID.flatMap(Probes.cpuSeconds(ofProcess:))
     let cpuBefore = Probes.processCPUSeconds()
     let start = ContinuousClock.now
-    var samples = await drive(client, concurrency: concurrency, decode: decode, seconds: options.seconds)
-    let elapsed = start.duration(to: .now).seconds
-    let cpu = Probes.processCPUSeconds() - cpuBefore
-    let serverCPUAfter = serverPID.flatMap(Probes.cpuSeconds(ofProcess:))
-    let peak = Probes.peakRSSKiB()
-
-    samples.latencies.sort()
-    let count = samples.latencies.count
-    let perRequest = { (seconds: Double) in count > 0 ? seconds * 1e6 / Double(count) : .nan }
-    var serverCPU: Double?
-    if let before = serverCPUBefore, let after = serverCPUAfter {
-        serverCPU = perRequest(after - before)
+    let samples = await drive(client, concurrency: concurrency, decode: decode, seconds: seconds)
+    var slice = Measurement()
+    slice.elapsed = start.duration(to: .now).seconds
+    slice.cpu = Probes.processCPUSeconds() - cpuBefore
+    if let before = serverCPUBefore, let after = serverPID.flatMap(Probes.cpuSeconds(ofProcess:)) {
+        slice.serverCPU = after - before
     }
-    return CellResult(
-        wire: wire, kind: kind, concurrency: concurrency, decode: decode, round: round,
-        requests: count, errors: samples.errors, firstError: samples.firstError,
-        requestsPerSecond: Double(count) / elapsed,
-        p50: percentile(samples.latencies, 0.50), p99: percentile(samples.latencies, 0.99),
-        cpuPerRequest: perRequest(cpu), serverCPUPerRequest: serverCPU, peakRSSKiB: peak
-    )
+    slice.peakRSSKiB = Probes.peakRSSKiB()
+    slice.samples = samples
+    return slice
 }
 
 /// The `fraction` percentile of sorted nanosecond latencies, in microseconds (nearest rank).

@@ -9,11 +9,16 @@ public struct UserAgentAdapter: RequestAdapter {
     public let userAgent: String
     /// Whether an existing `User-Agent` is replaced.
     public let replacesExisting: Bool
+    /// Whether `userAgent` passed the header-value check, done once here rather than on every call. A `Bool`, not the
+    /// built field: the adapter then still fits in an existential's inline buffer (three words), where a larger one
+    /// costs an allocation each time the client's adapter list is built (issue #17).
+    private let isValid: Bool
 
     /// Creates a user-agent adapter.
     public init(_ userAgent: String, replacesExisting: Bool = false) {
         self.userAgent = userAgent
         self.replacesExisting = replacesExisting
+        self.isValid = (try? HeaderValidation.validatedValue(userAgent, for: "User-Agent")) != nil
     }
 
     /// `userAgent`.
@@ -26,7 +31,8 @@ public struct UserAgentAdapter: RequestAdapter {
     public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
         guard replacesExisting || request.head.headerFields[.userAgent] == nil else { return request }
         var request = request
-        request.head.headerFields[.userAgent] = try HeaderValidation.validatedValue(userAgent, for: "User-Agent")
+        request.head.headerFields[.userAgent] =
+            isValid ? userAgent : try HeaderValidation.validatedValue(userAgent, for: "User-Agent")
         return request
     }
 }

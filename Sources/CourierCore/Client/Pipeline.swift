@@ -9,15 +9,18 @@ import Logging
 /// plain `nonisolated` async function makes when it starts and after each call it awaits (36 switches per
 /// call before, 19 after, issue #17). Adapters, decisions and transports keep their own isolation.
 struct Pipeline<R: Request>: Sendable {
+    // The request is the last stored property: the others then sit at offsets known when compiling, and the
+    // unspecialized code (a request type from another module) reads them without looking up `Pipeline<R>`'s
+    // metadata for its field offsets.
     let client: Client
-    let request: R
     let progress: (@Sendable (TransferProgress) -> Void)?
+    /// The call's events for the client's monitors, or `nil` when it has none.
+    private let events: CallEvents?
+    let request: R
     /// The client's configuration (read through the client's one reference, not copied into every frame).
     private var configuration: Client.Configuration {
         _read { yield client.configuration }
     }
-    /// The call's events for the client's monitors, or `nil` when it has none.
-    private let events: CallEvents?
 
     /// Not inlined: building the call's events reads the request's properties, and those temporaries would be in the
     /// async frame of the caller, which a call keeps while it is in flight (issue #17).
@@ -468,14 +471,16 @@ struct Pipeline<R: Request>: Sendable {
     /// chain already has one.
     static func decisionChain(for request: R, client: Client) -> [any Decision] {
         let requestDecisions = request.decisions
+        // The default array holds no retry decision: most requests keep it, and skip the dynamic casts (issue #17).
+        let isDefault = Self.isDefault(requestDecisions)
         var clientDecisions = client.configuration.decisions
-        if requestDecisions.contains(where: { $0 is RetryDecision }) {
+        if !isDefault, requestDecisions.contains(where: { $0 is RetryDecision }) {
             clientDecisions.removeAll { $0 is RetryDecision }
             return clientDecisions + requestDecisions
         }
         guard let retryPolicy = request.retryPolicy else {
             // The client's decisions with its own retry policy, built once per client.
-            if Self.isDefault(requestDecisions) { return client.defaultDecisionChain }
+            if isDefault { return client.defaultDecisionChain }
             let chain = client.decisionsWithRetry
             return requestDecisions.isEmpty ? chain : chain + requestDecisions
         }

@@ -141,7 +141,8 @@ extension Request {
 /// ``Request/standardAdapters`` of a GET without query, body or headers, built once.
 let plainGetAdapters: [any RequestAdapter] = [MethodAdapter(.get)]
 
-/// ``Request/decisions``' default, built once: an array literal in the getter would allocate on every call.
+/// ``Request/decisions``' default, built once: an array literal in the getter would allocate on every call. It must
+/// hold no `RetryDecision` (`Pipeline.decisionChain(for:client:)` skips the search for one in it).
 let defaultRequestDecisions: [any Decision] = [ValidateStatusDecision()]
 
 extension Request where Response: Decodable {

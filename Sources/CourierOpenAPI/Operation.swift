@@ -5,7 +5,10 @@
     import OpenAPIRuntime
 
     /// One generated operation as a Courier call: what every attempt starts from.
-    struct Operation: Sendable {
+    ///
+    /// A class: the pipeline copies its request several times per call, and a copy of this is then one reference
+    /// instead of about ten (issue #19).
+    final class Operation: Sendable {
         let operationID: String
         let method: HTTPRequest.Method
         /// The path part of the generated path, percent-encoded as generated.
@@ -29,14 +32,17 @@
                     code: .invalidURL, stage: .resolve,
                     message: "the generated request of \(operationID) has no path")
             }
-            let withoutFragment = target.prefix { $0 != "#" }
-            let queryStart = withoutFragment.firstIndex(of: "?")
+            // Searched as bytes ('#' and '?' are ASCII, so their indices are character boundaries): a search by
+            // `Character` breaks the whole path into graphemes.
+            let bytes = target.utf8
+            let end = bytes.firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
+            let queryStart = bytes[..<end].firstIndex(of: UInt8(ascii: "?"))
             self.operationID = operationID
             self.method = generated.method
-            self.path = String(withoutFragment[..<(queryStart ?? withoutFragment.endIndex)])
+            self.path = String(target[..<(queryStart ?? end)])
             self.adapter = GeneratedRequestAdapter(
                 method: generated.method,
-                query: queryStart.map { withoutFragment[withoutFragment.index(after: $0)...] }.map(String.init),
+                query: queryStart.map { String(target[bytes.index(after: $0)..<end]) },
                 headerFields: generated.headerFields,
                 body: body.map(MessageBody.init(streaming:))
             )
@@ -84,7 +90,8 @@
                 request.head.path = (request.head.path ?? "/") + "?" + query
             }
             if !headerFields.isEmpty {
-                for name in Set(headerFields.map(\.name)) { request.head.headerFields[name] = nil }
+                // A name that repeats is removed once and then found absent: no set of names to build per attempt.
+                for field in headerFields { request.head.headerFields[field.name] = nil }
                 request.head.headerFields.append(contentsOf: headerFields)
             }
             request.body = body

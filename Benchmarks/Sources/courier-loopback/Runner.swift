@@ -121,15 +121,26 @@ private struct Measurement {
     var samples = Samples()
     var elapsed = 0.0
     var cpu = 0.0
-    /// The server process's CPU time; `nil` when it is not measured (the server runs in this process).
+    /// The server process's CPU time; `nil` when it is not measured (the server runs in this process) or a slice
+    /// could not read it.
     var serverCPU: Double?
     var peakRSSKiB = 0
+    /// How many slices were added.
+    var slices = 0
 
     mutating func add(_ slice: Measurement) {
         samples.merge(slice.samples)
         elapsed += slice.elapsed
         cpu += slice.cpu
-        serverCPU = slice.serverCPU.map { (serverCPU ?? 0) + $0 }
+        // A sum over every slice, or none: a slice without the figure must not leave a sum of the others.
+        if slices == 0 {
+            serverCPU = slice.serverCPU
+        } else if let total = serverCPU, let more = slice.serverCPU {
+            serverCPU = total + more
+        } else {
+            serverCPU = nil
+        }
+        slices += 1
         peakRSSKiB = max(peakRSSKiB, slice.peakRSSKiB)
     }
 

@@ -35,6 +35,9 @@ final class SessionLane: Sendable {
             queue.maxConcurrentOperationCount = 1
         #endif
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+        #if canImport(FoundationNetworking)
+            queue.attach(to: session)
+        #endif
     }
 
     /// Lets the session's tasks finish (they were cancelled or completed) and releases the session and its delegate.

@@ -20,7 +20,7 @@ import Foundation
     ///
     /// Each request gets a generation number from ``begin()``; a late call for an earlier request is ignored.
     ///
-    /// Every ``turnInterval`` callbacks it also gives FoundationNetworking's other queues a turn (see ``takeTurn()``),
+    /// Every ``turnInterval`` callbacks it also gives FoundationNetworking's other queues a turn (see ``takeTurn(_:)``),
     /// without which a fast download keeps every timer FoundationNetworking made for it until it ends.
     ///
     /// - Important: `@unchecked Sendable` is sound because the mutable properties are private and only accessed
@@ -41,7 +41,7 @@ import Foundation
         private var callbacksSinceTurn = 0
         private var isTakingTurn = false
         private var turns = 0
-        /// Callbacks (of at most 16 KiB each, about 1 MiB in all) between two turns (see ``takeTurn()``).
+        /// Callbacks (of at most 16 KiB each, about 1 MiB in all) between two turns (see ``takeTurn(_:)``).
         static let turnInterval = 64
 
         init(maxPendingOperations: Int, maxStall: Duration) {
@@ -65,7 +65,6 @@ import Foundation
             }
             // Never wait on the delegate queue itself: the operations it would wait for run there.
             guard OperationQueue.current !== self else { return }
-            takeTurnIfDue()
             condition.lock()
             while !isInvalidated {
                 if pendingOperations > maxPendingOperations {
@@ -76,7 +75,9 @@ import Foundation
                     break
                 }
             }
+            let turn = dueTurn()
             condition.unlock()
+            if let turn { takeTurn(turn) }
         }
 
         /// Whether ``attach(to:)`` found FoundationNetworking's queues.
@@ -86,7 +87,7 @@ import Foundation
             return workQueues != nil
         }
 
-        /// How many turns were given (see ``takeTurn()``).
+        /// How many turns were given (see ``takeTurn(_:)``).
         var turnsTaken: Int {
             condition.lock()
             defer { condition.unlock() }
@@ -108,20 +109,17 @@ import Foundation
             condition.unlock()
         }
 
-        /// Every ``turnInterval`` callbacks, a turn (see ``takeTurn()``).
-        private func takeTurnIfDue() {
-            condition.lock()
+        /// Counts a callback; every ``turnInterval`` callbacks, the queues a turn needs (see ``takeTurn(_:)``). Called
+        /// with `condition` locked, in the same locked section as the wait for the reader, so a callback takes the lock
+        /// no more often than before turns existed.
+        private func dueTurn() -> (multiHandle: DispatchQueue, session: DispatchQueue)? {
             callbacksSinceTurn += 1
             guard callbacksSinceTurn >= Self.turnInterval, !isTakingTurn, !isInvalidated, let queues = workQueues
-            else {
-                condition.unlock()
-                return
-            }
+            else { return nil }
             callbacksSinceTurn = 0
             isTakingTurn = true
             turns += 1
-            condition.unlock()
-            takeTurn(queues)
+            return queues
         }
 
         /// Lets the rest of the session's work queue run once, so that FoundationNetworking frees the timers of a

@@ -55,7 +55,8 @@ struct Options: Sendable {
     var svgPath: String?
     /// The delay, in seconds, of each scale-test request (`/delay/{delay}`).
     var delay: Double = 0.1
-    /// When `true`, only serve: start the embedded server, print its URL, and run until stdin closes.
+    /// When `true`, only serve: start the embedded server, print its URL, and run until stopped (the harness's child
+    /// server, started with `COURIER_LOOPBACK_CHILD` set, also ends when its stdin closes).
     var serveOnly = false
     /// The port for `--serve`; `0` picks a free one.
     var port: Int = 0

@@ -92,10 +92,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        // libcurl asks for the body again when a reused connection died before the response and it wants to replay
-        // the request on a fresh one. Courier does not let a transport replay a request behind its back (a POST
-        // would be sent twice; the trace would undercount): the task fails as a reset connection, and Courier's
-        // retry decision decides (an idempotent method with a replayable body is retried, visibly).
+        // libcurl asks for the body again when a reused connection died after some of the body was sent and it
+        // resends the request on a new one. The task fails as a reset connection, so Courier's retry decision decides
+        // (an idempotent method with a replayable body is retried, visibly). This cannot stop libcurl: the head has
+        // gone out again by the time the cancellation runs (FoundationNetworking's rewind succeeds with no stream, and
+        // holds the work queue of every session while it waits for this answer), and a request without a body, or
+        // one whose connection died before its body was sent, is resent without asking. So a request that must not
+        // be sent twice never goes out on a reused connection (`URLSessionTransport.needsFreshConnection(_:)`).
         responseTask(for: task)?.fail(
             CourierError(
                 code: .connectionReset,

@@ -110,10 +110,15 @@ final class LanePool: Sendable {
     /// A `priority` request (a token refresh: ``RequestLane/priority``) never waits: with no idle lane it gets a new
     /// one even when `maxLanes` are busy, since the requests holding them may be waiting for it.
     ///
+    /// A `fresh` request gets a lane that has never carried a request, so its request goes out on a new connection
+    /// (Linux: see ``URLSessionTransport/needsFreshConnection(_:)``). Idle lanes are left for others; a lane handed
+    /// over after a wait is invalidated and a new one takes its place.
+    ///
     /// - Throws: `CancellationError` if the task is cancelled while waiting for a lane, `CourierError.Code.timedOut`
     ///   at `deadline`, `CourierError.Code.transportFailed` once the pool was shut down.
     func checkOut(
-        deadline: ContinuousClock.Instant?, priority: Bool = false, now: ContinuousClock.Instant = .now
+        deadline: ContinuousClock.Instant?, priority: Bool = false, fresh: Bool = false,
+        now: ContinuousClock.Instant = .now
     ) async throws -> SessionLane {
         #if canImport(FoundationNetworking)
             var expired: [SessionLane] = []
@@ -124,7 +129,7 @@ final class LanePool: Sendable {
                 while let oldest = state.idle.first, oldest.since.duration(to: now) > maxIdleTime {
                     expired.append(state.idle.removeFirst().lane)
                 }
-                if let lane = state.idle.popLast()?.lane {
+                if !fresh, let lane = state.idle.popLast()?.lane {
                     state.busy[ObjectIdentifier(lane)] = lane
                     return .lane(lane)
                 }
@@ -149,7 +154,8 @@ final class LanePool: Sendable {
                 }
                 return lane
             case .wait:
-                return try await wait(deadline: deadline)
+                let lane = try await wait(deadline: deadline)
+                return fresh ? try replace(lane) : lane
             }
         #else
             guard !state.withLock({ $0.isShutDown }) else { throw Self.shutDownError }
@@ -219,6 +225,9 @@ final class LanePool: Sendable {
     /// How many lanes are idle (for tests).
     var idleCount: Int { state.withLock { $0.idle.count } }
 
+    /// How many requests wait for a lane (for tests).
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
+
     private static let shutDownError = CourierError(
         code: .transportFailed,
         stage: .transport,
@@ -268,6 +277,23 @@ final class LanePool: Sendable {
             return state.waiters.remove(at: index)
         }
         waiter?.continuation.resume(throwing: error)
+    }
+
+    /// A new lane in place of `used`, a busy lane handed over to a `fresh` request: `used` is invalidated.
+    private func replace(_ used: SessionLane) throws -> SessionLane {
+        let lane = makeLane()
+        let admitted = state.withLock { state -> Bool in
+            state.busy[ObjectIdentifier(used)] = nil
+            guard !state.isShutDown else { return false }
+            state.busy[ObjectIdentifier(lane)] = lane
+            return true
+        }
+        used.invalidate()
+        guard admitted else {
+            lane.invalidate()
+            throw Self.shutDownError
+        }
+        return lane
     }
 
     private func makeLane() -> SessionLane {

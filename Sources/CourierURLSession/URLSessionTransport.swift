@@ -32,9 +32,11 @@ import Logging
 /// On Linux, FoundationNetworking cannot pause a download, so the transport holds back its work queue while a reader
 /// is behind, for at most a second (that queue is shared by every session of the process). Each request in flight
 /// has a session of its own, and idle sessions are reused (with their open connections) by later requests: up to
-/// 64 of them; one idle for more than 60 s is closed when the next request starts or ends. A streamed request body
-/// is sent chunked as it is produced, without being held in memory. FoundationNetworking cannot send a `GET` with a
-/// body: that fails with `CourierError.Code.unsupported`.
+/// 64 of them; one idle for more than 60 s is closed when the next request starts or ends. A request whose method is
+/// not idempotent (`POST`, `PATCH`) gets a new session, and so a new connection: libcurl resends a request by itself
+/// when a reused connection dies before the response, and such a request must never be sent twice. A streamed
+/// request body is sent chunked as it is produced, without being held in memory. FoundationNetworking cannot send a
+/// `GET` with a body: that fails with `CourierError.Code.unsupported`.
 ///
 /// On Apple platforms one session serves every request, and a streamed body of any size is written to a private
 /// temporary file first, then sent from it (removed when the request ends): never held in memory either, but sent
@@ -272,7 +274,11 @@ public final class URLSessionTransport: Transport {
         }
         let lane: SessionLane
         do {
-            lane = try await lanes.checkOut(deadline: context.deadline, priority: context.lane == .priority)
+            lane = try await lanes.checkOut(
+                deadline: context.deadline,
+                priority: context.lane == .priority,
+                fresh: Self.needsFreshConnection(request.head)
+            )
         } catch {
             cancelUpload?()
             throw error
@@ -316,6 +322,27 @@ public final class URLSessionTransport: Transport {
         let body = MessageBody(ResponseBodySequence(responseTask), length: length, iterationBehavior: .single)
         return TransportResponse(head: head, body: body)
     }
+
+    /// Whether `head` must go out on a new connection: on Linux, a request whose method is not idempotent and that
+    /// carries no `Idempotency-Key` (with one, the server recognises a resent request, as for Courier's own retries).
+    ///
+    /// libcurl (7.88 here) resends a request by itself, on a new connection, when a reused one fails before any byte
+    /// of the response (`Curl_retry_request`: "Connection died, retrying a fresh connect"), whatever its method:
+    /// without a body it resends it in full, and with one it first asks FoundationNetworking to rewind the body,
+    /// which always says yes (its seek callback succeeds even when the delegate offers no new stream), then sends the
+    /// head again. FoundationNetworking has no setting to stop this, but libcurl does it only on a reused connection:
+    /// so a POST or PATCH goes out on a session that has never sent a request, and is never sent twice by the
+    /// transport, at the cost of a connection (and a TLS handshake) each. Apple platforms are left as they were.
+    static func needsFreshConnection(_ head: HTTPRequest) -> Bool {
+        #if canImport(FoundationNetworking)
+            !RetryDecision.idempotentMethods.contains(head.method)
+                && (Self.idempotencyKey.flatMap { head.headerFields[$0] } ?? "").isEmpty
+        #else
+            false
+        #endif
+    }
+
+    private static let idempotencyKey = HTTPField.Name("Idempotency-Key")
 
     /// The size of the file a file body reads, which must still be the length the body states.
     static func sizeOfFile(at url: URL, stated: MessageBody.Length) throws -> Int64 {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 
 @testable import CourierURLSession
@@ -50,6 +51,45 @@ import Testing
             let fresh = try await pool.checkOut(deadline: nil, now: start + .seconds(130))
             #expect(fresh !== first && fresh !== second)
             #expect(pool.idleCount == 0)
+        }
+
+        @Test("a fresh check-out (a POST) gets a session that never sent a request, also after waiting for one")
+        func aFreshCheckOutGetsANewLane() async throws {
+            let pool = LanePool(configuration: .ephemeral, maxLanes: 1, maxIdleLanes: 1, maxIdleTime: .seconds(60))
+            defer { pool.shutDown(failing: CancellationError()) }
+            let used = try await pool.checkOut(deadline: nil)
+            pool.checkIn(used)
+            // The idle lane (and its connection) is left for a request that may reuse it.
+            let fresh = try await pool.checkOut(deadline: nil, fresh: true)
+            #expect(fresh !== used)
+            #expect(pool.idleCount == 1)
+            // With `maxLanes` busy, a fresh request waits; the lane handed over to it is replaced by a new one.
+            let waiter = Task { try await pool.checkOut(deadline: nil, fresh: true) }
+            while pool.waitingCount == 0 { await Task.yield() }
+            pool.checkIn(fresh)
+            let next = try await waiter.value
+            #expect(next !== fresh && next !== used)
+            #expect(pool.idleCount == 1)
+            // The replaced lane no longer counts as busy: once `next` is back, a fresh request need not wait.
+            pool.checkIn(next)
+            let another = try await pool.checkOut(deadline: .now + .seconds(5), fresh: true)
+            #expect(another !== next && another !== used)
+            pool.checkIn(another)
+            #expect(try await pool.checkOut(deadline: nil) === used)
+        }
+
+        @Test("POST and PATCH need a new connection on Linux, unless they carry an Idempotency-Key")
+        func freshConnectionRule() {
+            func head(_ method: HTTPRequest.Method, _ fields: HTTPFields = [:]) -> HTTPRequest {
+                HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1", path: "/", headerFields: fields)
+            }
+            for method: HTTPRequest.Method in [.get, .head, .put, .delete, .options] {
+                #expect(!URLSessionTransport.needsFreshConnection(head(method)), "\(method)")
+            }
+            #expect(URLSessionTransport.needsFreshConnection(head(.post)))
+            #expect(URLSessionTransport.needsFreshConnection(head(.patch)))
+            #expect(!URLSessionTransport.needsFreshConnection(head(.post, [HTTPField.Name("Idempotency-Key")!: "k1"])))
+            #expect(URLSessionTransport.needsFreshConnection(head(.patch, [HTTPField.Name("Idempotency-Key")!: ""])))
         }
     }
 #endif

@@ -62,11 +62,14 @@ enum RequestValidator {
         }
     }
 
+    /// The host of `authority` (`host`, `host:port`, `[v6]` or `[v6]:port`), found by bytes: a `Character` search
+    /// breaks the string into graphemes.
     static func hostPart(of authority: String) -> Substring {
-        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
-            return authority[authority.index(after: authority.startIndex)..<end]
+        let bytes = authority.utf8
+        if bytes.first == UInt8(ascii: "["), let end = bytes.firstIndex(of: UInt8(ascii: "]")) {
+            return authority[bytes.index(after: bytes.startIndex)..<end]
         }
-        return authority[..<(authority.firstIndex(of: ":") ?? authority.endIndex)]
+        return authority[..<(bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex)]
     }
 
     private static func invalidURL(_ message: String) -> CourierError {

@@ -130,7 +130,9 @@ struct Pipeline<R: Request>: Sendable {
     private func keepOpen(
         _ live: LiveResponse, start: ContinuousClock.Instant, state: LockedBox<CallRecord>
     ) -> R.Response? {
-        let lease = StreamLease { [configuration] bytes, error in
+        // The configuration through `self` (the client's one reference), not captured: a captured copy retained
+        // each of its references for every live call (issue #17).
+        let lease = StreamLease { bytes, error in
             configuration.activity?.end()
             let record = state.withLock { record in
                 record.bodySize = bytes

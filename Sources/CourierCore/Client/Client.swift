@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Sends typed ``Request`` values through Courier's pipeline and returns their typed responses.
 ///
@@ -36,6 +37,13 @@ public struct Client: Sendable {
     var limiter: ConcurrencyLimiter? { storage.limiter }
     /// ``decisionsWithRetry`` followed by the default ``Request/decisions``: the chain of most requests.
     var defaultDecisionChain: [any Decision] { storage.defaultDecisionChain }
+    /// Whether the logger writes a call's log line, at ``Configuration/callLogLevel`` or
+    /// ``Configuration/failureLogLevel``. For Courier's other modules, which would copy the whole configuration
+    /// (`configuration` from another module is a copy, not a borrow) to read three of its fields.
+    package var logsCalls: Bool {
+        let level = min(storage.configuration.callLogLevel, storage.configuration.failureLogLevel)
+        return storage.configuration.logger.logLevel <= level
+    }
 
     /// Everything a client holds, behind one reference: a client is copied into every call's async frames, and a
     /// configuration is several hundred bytes (issue #17: a frame over the task allocator's slab costs a `malloc`).

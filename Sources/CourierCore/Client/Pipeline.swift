@@ -130,21 +130,23 @@ struct Pipeline<R: Request>: Sendable {
     private func keepOpen(
         _ live: LiveResponse, start: ContinuousClock.Instant, state: LockedBox<CallRecord>
     ) -> R.Response? {
-        // The configuration through `self` (the client's one reference), not captured: a captured copy retained
-        // each of its references for every live call (issue #17).
+        // The client alone is captured (one reference), and its configuration read through it: a captured copy of
+        // the configuration, or of the pipeline and its request, was copied and destroyed for every live call
+        // (issue #17).
+        let client = client
         let lease = StreamLease { bytes, error in
-            configuration.activity?.end()
+            client.configuration.activity?.end()
             let record = state.withLock { record in
                 record.bodySize = bytes
                 return record
             }
             if let error {
-                let finalized = record.finalize(error, redactor: configuration.redactor)
-                log(record, start: start, error: finalized)
+                let finalized = record.finalize(error, redactor: client.configuration.redactor)
+                Self.log(record, start: start, error: finalized, configuration: client.configuration)
                 record.emitFailed(finalized)
                 return finalized
             }
-            log(record, start: start, error: nil)
+            Self.log(record, start: start, error: nil, configuration: client.configuration)
             record.emitFinished()
             return nil
         }
@@ -719,6 +721,12 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     private func log(_ record: CallRecord, start: ContinuousClock.Instant, error: (any Error)?) {
+        Self.log(record, start: start, error: error, configuration: configuration)
+    }
+
+    private static func log(
+        _ record: CallRecord, start: ContinuousClock.Instant, error: (any Error)?, configuration: Client.Configuration
+    ) {
         let logger = configuration.logger
         let level = error == nil ? configuration.callLogLevel : configuration.failureLogLevel
         guard logger.logLevel <= level else { return }

@@ -142,20 +142,10 @@ final class LanePool: Sendable {
             case .shutDown:
                 throw Self.shutDownError
             case .make:
-                let lane = makeLane()
-                let admitted = state.withLock { state -> Bool in
-                    guard !state.isShutDown else { return false }
-                    state.busy[ObjectIdentifier(lane)] = lane
-                    return true
-                }
-                guard admitted else {
-                    lane.invalidate()
-                    throw Self.shutDownError
-                }
-                return lane
+                return try admitNewLane()
             case .wait:
                 let lane = try await wait(deadline: deadline)
-                return fresh ? try replace(lane) : lane
+                return fresh ? try admitNewLane(replacing: lane) : lane
             }
         #else
             guard !state.withLock({ $0.isShutDown }) else { throw Self.shutDownError }
@@ -279,16 +269,19 @@ final class LanePool: Sendable {
         waiter?.continuation.resume(throwing: error)
     }
 
-    /// A new lane in place of `used`, a busy lane handed over to a `fresh` request: `used` is invalidated.
-    private func replace(_ used: SessionLane) throws -> SessionLane {
+    /// A new lane, counted as busy; in place of `used` (a busy lane handed over to a `fresh` request, then
+    /// invalidated) when there is one.
+    ///
+    /// - Throws: `CourierError.Code.transportFailed` once the pool was shut down (the new lane is invalidated).
+    private func admitNewLane(replacing used: SessionLane? = nil) throws -> SessionLane {
         let lane = makeLane()
         let admitted = state.withLock { state -> Bool in
-            state.busy[ObjectIdentifier(used)] = nil
+            if let used { state.busy[ObjectIdentifier(used)] = nil }
             guard !state.isShutDown else { return false }
             state.busy[ObjectIdentifier(lane)] = lane
             return true
         }
-        used.invalidate()
+        used?.invalidate()
         guard admitted else {
             lane.invalidate()
             throw Self.shutDownError

@@ -335,14 +335,12 @@ public final class URLSessionTransport: Transport {
     /// transport, at the cost of a connection (and a TLS handshake) each. Apple platforms are left as they were.
     static func needsFreshConnection(_ head: HTTPRequest) -> Bool {
         #if canImport(FoundationNetworking)
-            !RetryDecision.idempotentMethods.contains(head.method)
-                && (Self.idempotencyKey.flatMap { head.headerFields[$0] } ?? "").isEmpty
+            // The rule of Courier's own retries: an idempotent method, or a non-empty idempotency key.
+            !RetryPolicy.default.allowsRetry(of: head)
         #else
             false
         #endif
     }
-
-    private static let idempotencyKey = HTTPField.Name("Idempotency-Key")
 
     /// The size of the file a file body reads, which must still be the length the body states.
     static func sizeOfFile(at url: URL, stated: MessageBody.Length) throws -> Int64 {

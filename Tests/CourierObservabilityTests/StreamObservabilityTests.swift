@@ -70,9 +70,10 @@ struct StreamObservabilityTests {
         #expect(calls.count == connections)
         #expect(events.allSatisfy { $0.stream == stream })
         #expect(events.allSatisfy { $0.requestName == "Ticks" })
-        // 0-1 dropped, 2-3 dropped (AsyncHTTPClient may lose the last parts before a drop: then one more), 4 and
-        // the end, then the 204.
-        #expect((4...5).contains(connections))
+        // 0-1 dropped, 2-3 dropped, 4 and the end, then the 204: 4 connections. AsyncHTTPClient may lose the last
+        // parts before a drop, and then that event comes on one more connection; that can happen at each of the two
+        // drops (seen once in a full run under load: 6). The events themselves arrive once each, in order (above).
+        #expect((4...6).contains(connections))
         let reconnects = events.compactMap { event -> Int? in
             guard case .reconnecting(let number, _, _) = event.kind else { return nil }
             return number

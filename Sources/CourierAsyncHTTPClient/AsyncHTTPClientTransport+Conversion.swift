@@ -68,11 +68,11 @@
                     code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
                 headerFields: fields
             )
-            let joinedEncodings = encodings.joined(separator: ", ")
             return ResponseHead(
                 head: head,
                 contentLength: lengthFields == 1 ? length.flatMap { Int64($0) } : nil,
-                isEncoded: !joinedEncodings.isEmpty && joinedEncodings != "identity"
+                // Joined only when there is a coding: most responses have none (issue #17's profile).
+                isEncoded: !encodings.isEmpty && encodings.joined(separator: ", ") != "identity"
             )
         }
     }

@@ -343,7 +343,7 @@ struct CacheStage: Sendable {
         let stage = CacheStage(cache: cache, policy: .useProtocolRules, inflight: inflight, streams: streams)
         // The call's TLS, proxy and limits, without its deadline: the revalidation outlives the call.
         var context = context
-        context.deadline = nil
+        context.deadlineMoment = nil
         cache.runInBackground { [context] in
             if let response = try? await stage.fetch(
                 request, stored: stored, key: key, requestControl: CacheControl(request.head.headerFields),

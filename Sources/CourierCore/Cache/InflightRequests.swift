@@ -102,7 +102,7 @@ final class InflightRequests: Sendable {
                 guard let flightID = start else { return }
                 // The shared transfer has no deadline of its own: each caller's deadline cancels its wait.
                 var sharedContext = context
-                sharedContext.deadline = nil
+                sharedContext.deadlineMoment = nil
                 let task = Task { [self] in
                     await run(request, context: sharedContext, over: transport, key: key, flightID: flightID)
                 }

@@ -45,7 +45,7 @@ struct CallRecord: Sendable {
     func emitFinished() {
         guard let events else { return }
         events.emit(
-            .finished(status: response?.status ?? .ok, duration: .now - events.start, bytes: bodySize),
+            .finished(status: response?.status ?? .ok, duration: Moment.now - events.start, bytes: bodySize),
             attempt: attempt
         )
     }
@@ -54,7 +54,7 @@ struct CallRecord: Sendable {
     func emitFailed(_ error: any Error) {
         guard let events else { return }
         events.emit(
-            .failed(error: error, status: response?.status, duration: .now - events.start),
+            .failed(error: error, status: response?.status, duration: Moment.now - events.start),
             attempt: attempt
         )
     }

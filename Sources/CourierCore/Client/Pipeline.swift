@@ -62,7 +62,7 @@ struct Pipeline<R: Request>: Sendable {
 
     @inline(never)
     private func exchange(
-        _ value: R.Response, start: ContinuousClock.Instant, state: LockedBox<CallRecord>
+        _ value: R.Response, start: Moment, state: LockedBox<CallRecord>
     ) -> Exchange<R.Response> {
         let record = state.withLock { $0 }
         return Exchange(
@@ -71,7 +71,7 @@ struct Pipeline<R: Request>: Sendable {
             response: record.response,
             trace: record.trace,
             attempts: max(1, record.attempt),
-            duration: ContinuousClock.now - start,
+            duration: Moment.now - start,
             negotiatedProtocol: record.negotiatedProtocol,
             bodySize: record.bodySize
         )
@@ -79,8 +79,8 @@ struct Pipeline<R: Request>: Sendable {
 
     /// The call's start: its clock, its record, the activity tracker's count and the `started` event.
     @inline(never)
-    private func begin() -> (ContinuousClock.Instant, LockedBox<CallRecord>) {
-        let start = ContinuousClock.now
+    private func begin() -> (Moment, LockedBox<CallRecord>) {
+        let start = Moment.now
         let state = LockedBox(CallRecord(events: events))
         configuration.activity?.begin()
         events?.emit(.started, attempt: 0)
@@ -88,7 +88,7 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// The call itself, under its deadline when it has one.
-    private nonisolated(nonsending) func call(start: ContinuousClock.Instant, state: LockedBox<CallRecord>) async throws
+    private nonisolated(nonsending) func call(start: Moment, state: LockedBox<CallRecord>) async throws
         -> R.Response
     {
         if let timeout = request.timeout ?? configuration.timeout {
@@ -100,7 +100,7 @@ struct Pipeline<R: Request>: Sendable {
     /// The call's success: its log line and `finished` event, or for a live response a lease that sends them when
     /// the body ends.
     @inline(never)
-    private func end(_ value: R.Response, start: ContinuousClock.Instant, state: LockedBox<CallRecord>) -> R.Response {
+    private func end(_ value: R.Response, start: Moment, state: LockedBox<CallRecord>) -> R.Response {
         if Self.isLive, let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
             return open  // the activity count ends with the body
         }
@@ -113,7 +113,7 @@ struct Pipeline<R: Request>: Sendable {
 
     /// The call's failure: the error as the caller gets it, logged and sent as the `failed` event.
     @inline(never)
-    private func end(_ error: any Error, start: ContinuousClock.Instant, state: LockedBox<CallRecord>) -> any Error {
+    private func end(_ error: any Error, start: Moment, state: LockedBox<CallRecord>) -> any Error {
         let record = state.withLock { $0 }
         let error = record.finalize(error, redactor: configuration.redactor)
         log(record, start: start, error: error)
@@ -128,7 +128,7 @@ struct Pipeline<R: Request>: Sendable {
     /// `live` with a lease that ends the call when its body ends: the log line, the `finished` or `failed` event
     /// (with the bytes read) and the activity tracker's count wait for it.
     private func keepOpen(
-        _ live: LiveResponse, start: ContinuousClock.Instant, state: LockedBox<CallRecord>
+        _ live: LiveResponse, start: Moment, state: LockedBox<CallRecord>
     ) -> R.Response? {
         // The client alone is captured (one reference), and its configuration read through it: a captured copy of
         // the configuration, or of the pipeline and its request, was copied and destroyed for every live call
@@ -142,11 +142,11 @@ struct Pipeline<R: Request>: Sendable {
             }
             if let error {
                 let finalized = record.finalize(error, redactor: client.configuration.redactor)
-                Self.log(record, start: start, error: finalized, configuration: client.configuration)
+                Self.log(record, start: start, error: finalized, client: client)
                 record.emitFailed(finalized)
                 return finalized
             }
-            Self.log(record, start: start, error: nil, configuration: client.configuration)
+            Self.log(record, start: start, error: nil, client: client)
             record.emitFinished()
             return nil
         }
@@ -159,14 +159,14 @@ struct Pipeline<R: Request>: Sendable {
     @inline(never)
     private nonisolated(nonsending) func withDeadline(
         _ timeout: Duration,
-        start: ContinuousClock.Instant,
+        start: Moment,
         state: LockedBox<CallRecord>
     ) async throws -> R.Response {
         let deadline = start.advanced(by: timeout)
         return try await withThrowingTaskGroup(of: R.Response?.self) { group in
             group.addTask { try await attempts(deadline: deadline, state: state) }
             group.addTask {
-                try await Task.sleep(until: deadline, clock: .continuous)
+                try await Task.sleep(until: deadline.instant, clock: .continuous)
                 return nil
             }
             defer { group.cancelAll() }
@@ -188,7 +188,7 @@ struct Pipeline<R: Request>: Sendable {
     /// waits for its transport. So the steps around that wait are functions of their own, whose frames exist only
     /// while they run: `prepare` before it, `settle` (body, decisions, parse) after it. Issue #17: with the steps
     /// inlined this frame was 2,992 bytes; now 880, and a call waiting in the transport holds 2 KiB less.
-    private nonisolated(nonsending) func attempts(deadline: ContinuousClock.Instant?, state: LockedBox<CallRecord>)
+    private nonisolated(nonsending) func attempts(deadline: Moment?, state: LockedBox<CallRecord>)
         async throws -> R.Response
     {
         let plan = try plan()
@@ -285,7 +285,7 @@ struct Pipeline<R: Request>: Sendable {
         _ outgoing: OutgoingRequest,
         plan: Plan,
         attempt: Int,
-        deadline: ContinuousClock.Instant?,
+        deadline: Moment?,
         state: LockedBox<CallRecord>
     ) async throws -> TransportResponse {
         state.withLock { $0.stage = .transport }
@@ -314,7 +314,7 @@ struct Pipeline<R: Request>: Sendable {
         decisions: [any Decision],
         attempt: Int,
         restarts: Int,
-        deadline: ContinuousClock.Instant?,
+        deadline: Moment?,
         slot: Slot?,
         restart: inout Restart?,
         state: LockedBox<CallRecord>
@@ -399,7 +399,7 @@ struct Pipeline<R: Request>: Sendable {
         decisions: [any Decision],
         attempt: Int,
         restarts: Int,
-        deadline: ContinuousClock.Instant?,
+        deadline: Moment?,
         state: LockedBox<CallRecord>
     ) async throws -> [any Decision] {
         guard !(error is CancellationError), !Task.isCancelled,
@@ -581,11 +581,9 @@ struct Pipeline<R: Request>: Sendable {
     /// What the transport needs to know about this attempt. Not inlined, like ``adapterContext(server:attempt:)``.
     @inline(never)
     private func transportContext(
-        for outgoing: OutgoingRequest, plan: Plan, attempt: Int, deadline: ContinuousClock.Instant?
+        for outgoing: OutgoingRequest, plan: Plan, attempt: Int, deadline: Moment?
     ) -> TransportContext {
-        TransportContext(
-            // A live body may outlast the call's deadline, which bounds the time to its head (`withDeadline`).
-            deadline: Self.isLive ? nil : deadline,
+        var context = TransportContext(
             maxResponseBodySize: plan.limit,
             attempt: attempt,
             logger: configuration.logger.logLevel <= .debug
@@ -596,6 +594,9 @@ struct Pipeline<R: Request>: Sendable {
             proxy: plan.server.proxy ?? configuration.proxy,
             lane: request.lane
         )
+        // A live body may outlast the call's deadline, which bounds the time to its head (`withDeadline`).
+        context.deadlineMoment = Self.isLive ? nil : deadline
+        return context
     }
 
     /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also
@@ -636,7 +637,7 @@ struct Pipeline<R: Request>: Sendable {
         decisions: [any Decision],
         attempt: Int,
         restarts: Int,
-        deadline: ContinuousClock.Instant?,
+        deadline: Moment?,
         state: LockedBox<CallRecord>
     ) async throws -> DecisionAction? {
         var index = 0
@@ -686,7 +687,7 @@ struct Pipeline<R: Request>: Sendable {
         restarts: Int,
         decisions: [any Decision],
         index: Int,
-        deadline: ContinuousClock.Instant?
+        deadline: Moment?
     ) -> DecisionContext {
         var context = DecisionContext(
             request: outgoing.head,
@@ -695,11 +696,11 @@ struct Pipeline<R: Request>: Sendable {
             restarts: restarts,
             decisions: decisions,
             index: index,
-            deadline: deadline,
             clock: configuration.clock,
             jsonDecoder: configuration.jsonDecoder,
             logger: configuration.logger
         )
+        context.deadlineMoment = deadline
         context.events = events
         return context
     }
@@ -720,20 +721,20 @@ struct Pipeline<R: Request>: Sendable {
         return try await response.body.collect(upTo: limit)
     }
 
-    private func log(_ record: CallRecord, start: ContinuousClock.Instant, error: (any Error)?) {
-        Self.log(record, start: start, error: error, configuration: configuration)
+    private func log(_ record: CallRecord, start: Moment, error: (any Error)?) {
+        Self.log(record, start: start, error: error, client: client)
     }
 
-    private static func log(
-        _ record: CallRecord, start: ContinuousClock.Instant, error: (any Error)?, configuration: Client.Configuration
-    ) {
-        let logger = configuration.logger
-        let level = error == nil ? configuration.callLogLevel : configuration.failureLogLevel
-        guard logger.logLevel <= level else { return }
+    /// Writes the call's log line. Reads the configuration field by field through `client`: a configuration passed
+    /// as an argument was copied whole (and destroyed) for every call, logged or not (issue #17's profile).
+    private static func log(_ record: CallRecord, start: Moment, error: (any Error)?, client: Client) {
+        let level = error == nil ? client.configuration.callLogLevel : client.configuration.failureLogLevel
+        guard client.configuration.logger.logLevel <= level else { return }
+        let logger = client.configuration.logger
         let line = RequestLogLine(
             record: record,
-            elapsed: ContinuousClock.now - start,
-            redactor: configuration.redactor,
+            elapsed: Moment.now - start,
+            redactor: client.configuration.redactor,
             error: error
         )
         logger.log(level: level, "\(line)", metadata: line.metadata(withHeaders: logger.logLevel <= .trace))

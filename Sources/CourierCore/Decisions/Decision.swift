@@ -118,7 +118,12 @@ public struct DecisionContext: Sendable {
     /// The position of the running decision in ``decisions``.
     public var index: Int
     /// The instant by which the whole call must finish, if it has a deadline.
-    public var deadline: ContinuousClock.Instant?
+    public var deadline: ContinuousClock.Instant? {
+        get { deadlineMoment?.instant }
+        set { deadlineMoment = newValue.map(Moment.init) }
+    }
+    /// ``deadline``, stored in a layout known when compiling (see `Moment`).
+    var deadlineMoment: Moment?
     /// The clock decisions sleep on (retry backoff), injectable for tests.
     public var clock: any Clock<Duration>
     /// The client's JSON decoder.
@@ -148,7 +153,7 @@ public struct DecisionContext: Sendable {
         self.restarts = restarts
         self.decisions = decisions
         self.index = index
-        self.deadline = deadline
+        self.deadlineMoment = deadline.map(Moment.init)
         self.clock = clock
         self.jsonDecoder = jsonDecoder
         self.logger = logger

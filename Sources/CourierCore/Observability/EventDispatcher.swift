@@ -91,7 +91,8 @@ struct CallEvents: Sendable {
     let requestName: String
     let method: HTTPRequest.Method
     let environment: Server.Environment
-    let start: ContinuousClock.Instant
+    /// When the call started (a `Moment`, not a `ContinuousClock.Instant`: see `Moment`).
+    let start: Moment
     let redactor: Redactor
 
     /// The events of a new call of `request` on `client`, or `nil` when the client has no monitors.
@@ -108,7 +109,7 @@ struct CallEvents: Sendable {
     }
 
     func emit(_ kind: CourierEvent.Kind, attempt: Int) {
-        let now = ContinuousClock.now
+        let now = Moment.now
         dispatcher.dispatch(
             CourierEvent(
                 callID: callID,
@@ -116,7 +117,7 @@ struct CallEvents: Sendable {
                 method: method,
                 environment: environment,
                 attempt: attempt,
-                instant: now,
+                instant: now.instant,
                 elapsed: now - start,
                 stream: stream,
                 kind: kind

@@ -76,7 +76,7 @@ public struct RetryDecision: Decision, TransportFailureDecision {
             }
             pause = max(pause, asked)
         }
-        guard Self.fits(pause, before: context.deadline) else { return .continue(with: response) }
+        guard Self.fits(pause, before: context.deadlineMoment) else { return .continue(with: response) }
         return try await retry(after: pause, context: context)
     }
 
@@ -89,7 +89,7 @@ public struct RetryDecision: Decision, TransportFailureDecision {
         else { return nil }
         let staleConnection = retried == 0 && (error as? CourierError)?.code == .connectionReset
         let pause = staleConnection ? .zero : policy.backoff.delay(forRetry: retried + 1)
-        guard Self.fits(pause, before: context.deadline) else { return nil }
+        guard Self.fits(pause, before: context.deadlineMoment) else { return nil }
         return try await retry(after: pause, context: context)
     }
 
@@ -102,9 +102,9 @@ public struct RetryDecision: Decision, TransportFailureDecision {
         return .restart(with: context.decisions(replacingCurrentWith: successor))
     }
 
-    private static func fits(_ pause: Duration, before deadline: ContinuousClock.Instant?) -> Bool {
+    private static func fits(_ pause: Duration, before deadline: Moment?) -> Bool {
         guard let deadline else { return true }
-        return ContinuousClock.now.advanced(by: pause) < deadline
+        return Moment.now.advanced(by: pause) < deadline
     }
 
     private static func seconds(_ duration: Duration) -> String {

@@ -26,7 +26,12 @@ public protocol Transport: Sendable {
 /// Per-call information Courier hands to a ``Transport``.
 public struct TransportContext: Sendable {
     /// The instant by which the whole call must finish, if the request has a deadline.
-    public var deadline: ContinuousClock.Instant?
+    public var deadline: ContinuousClock.Instant? {
+        get { deadlineMoment?.instant }
+        set { deadlineMoment = newValue.map(Moment.init) }
+    }
+    /// ``deadline``, stored in a layout known when compiling (see `Moment`).
+    var deadlineMoment: Moment?
     /// The largest response body the caller will read into memory; a transport may use it to refuse early.
     public var maxResponseBodySize: Int
     /// The 1-based attempt number of this logical call (restarts and retries increase it).
@@ -53,7 +58,7 @@ public struct TransportContext: Sendable {
         proxy: ProxyOptions = .direct,
         lane: RequestLane = .standard
     ) {
-        self.deadline = deadline
+        self.deadlineMoment = deadline.map(Moment.init)
         self.maxResponseBodySize = maxResponseBodySize
         self.attempt = attempt
         self.logger = logger

@@ -104,9 +104,11 @@ struct Pipeline<R: Request>: Sendable {
         if Self.isLive, let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
             return open  // the activity count ends with the body
         }
-        let record = state.withLock { $0 }
-        log(record, start: start, error: nil)
-        state.withLock { $0.emitFinished() }
+        // The record is copied only for a log line the logger writes, and locked again only for monitors.
+        log(state.withLock { $0 }, start: start, error: nil)
+        if events != nil {
+            state.withLock { $0.emitFinished() }
+        }
         configuration.activity?.end()
         return value
     }
@@ -721,18 +723,21 @@ struct Pipeline<R: Request>: Sendable {
         return try await response.body.collect(upTo: limit)
     }
 
-    private func log(_ record: CallRecord, start: Moment, error: (any Error)?) {
-        Self.log(record, start: start, error: error, client: client)
+    private func log(_ record: @autoclosure () -> CallRecord, start: Moment, error: (any Error)?) {
+        Self.log(record(), start: start, error: error, client: client)
     }
 
     /// Writes the call's log line. Reads the configuration field by field through `client`: a configuration passed
-    /// as an argument was copied whole (and destroyed) for every call, logged or not (issue #17's profile).
-    private static func log(_ record: CallRecord, start: Moment, error: (any Error)?, client: Client) {
+    /// as an argument was copied whole (and destroyed) for every call, logged or not (issue #17's profile). Takes the
+    /// record only when the logger writes the line.
+    private static func log(
+        _ record: @autoclosure () -> CallRecord, start: Moment, error: (any Error)?, client: Client
+    ) {
         let level = error == nil ? client.configuration.callLogLevel : client.configuration.failureLogLevel
         guard client.configuration.logger.logLevel <= level else { return }
         let logger = client.configuration.logger
         let line = RequestLogLine(
-            record: record,
+            record: record(),
             elapsed: Moment.now - start,
             redactor: client.configuration.redactor,
             error: error

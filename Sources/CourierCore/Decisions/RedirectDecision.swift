@@ -45,7 +45,10 @@ public struct RedirectDecision: Decision {
     /// Applies to a redirect status with a `Location`, unless the body would have to be re-sent and cannot be.
     public func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool {
         let code = response.status.code
-        guard Self.redirectStatuses.contains(code), response.head.headerFields[.location] != nil else { return false }
+        // The range first: every redirect status is in it, and most responses are not (no hashing for them).
+        guard (301...308).contains(code), Self.redirectStatuses.contains(code),
+            response.head.headerFields[.location] != nil
+        else { return false }
         let keepsBody = !Self.dropsBody(status: code, method: context.request.method)
         return !keepsBody || context.canResendBody
     }

@@ -15,6 +15,9 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     /// The policy applied.
     public let policy: RetryPolicy
     private let retried: Int
+    /// The lowest of the policy's retryable statuses: a response below it (every success, with the default policy) is
+    /// not looked up in the set, whose hashing every call paid (issue #17).
+    private let lowestRetryableStatus: Int
 
     /// Creates a decision applying `policy`.
     public init(policy: RetryPolicy) {
@@ -42,6 +45,7 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     private init(policy: RetryPolicy, retried: Int) {
         self.policy = policy
         self.retried = retried
+        self.lowestRetryableStatus = policy.retryableStatuses.min() ?? .max
     }
 
     /// How many more retries are allowed.
@@ -55,7 +59,9 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     public func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool {
         guard remaining > 0, context.canResendBody else { return false }
         if let condition = policy.condition { return condition(response, context) }
-        return policy.allowsRetry(of: context.request) && policy.retryableStatuses.contains(response.status.code)
+        let code = response.status.code
+        return code >= lowestRetryableStatus && policy.retryableStatuses.contains(code)
+            && policy.allowsRetry(of: context.request)
     }
 
     /// Waits (backoff, `Retry-After`), then restarts with one retry fewer; fails at once when the server asks for

@@ -60,6 +60,15 @@ struct RetryPolicyTests {
         #expect(clock.sleeps.isEmpty)
     }
 
+    @Test("a policy's own retryable statuses are retried whatever their class, a 2xx included; a lower one is not")
+    func statusesBelowTheDefaults() async throws {
+        let (client, mock, clock) = Self.client(RetryPolicy(backoff: Self.noJitter, retryableStatuses: [202, 503]))
+        mock.stub(.get, "/probe", with: [.text("pending", status: 202), .text("done", status: 201)])
+        #expect(try await client.send(Probe()) == "done")
+        #expect(mock.recordedRequests.count == 2)
+        #expect(clock.sleeps == [.milliseconds(500)])
+    }
+
     @Test("a POST with an Idempotency-Key is retried, sending the same key every time")
     func idempotencyKey() async throws {
         let (client, mock, _) = Self.client()

@@ -68,11 +68,12 @@
                     code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
                 headerFields: fields
             )
+            // Joined only when there is a Content-Encoding field: most responses have none (issue #17's profile).
+            let joinedEncodings = encodings.isEmpty ? "" : encodings.joined(separator: ", ")
             return ResponseHead(
                 head: head,
                 contentLength: lengthFields == 1 ? length.flatMap { Int64($0) } : nil,
-                // Joined only when there is a coding: most responses have none (issue #17's profile).
-                isEncoded: !encodings.isEmpty && encodings.joined(separator: ", ") != "identity"
+                isEncoded: !joinedEncodings.isEmpty && joinedEncodings != "identity"
             )
         }
     }

@@ -211,6 +211,31 @@ extension Conformance {
         }
 
         @Test(
+            "row 18: an empty or identity Content-Encoding is no coding: the body keeps its known length",
+            arguments: TransportKind.all)
+        func noCoding(transport: TransportKind) async throws {
+            struct Live: Request {
+                typealias Response = LiveResponse
+                var path: String
+            }
+            try await withTestServer { server in
+                for (route, coding) in [("/empty-coding", ""), ("/identity-coding", "identity")] {
+                    server.register("GET", route) { _ in
+                        TestServerResponse(headers: [("Content-Encoding", coding)], body: Array("abc".utf8))
+                    }
+                }
+                let client = Self.client(transport.make(), server.baseURL)
+                for path in ["/empty-coding", "/identity-coding"] {
+                    let live = try await client.send(Live(path: path))
+                    #expect(live.length == .known(3), "\(path)")
+                    var text = ""
+                    for try await chunk in live { text += String(decoding: chunk, as: UTF8.self) }
+                    #expect(text == "abc", "\(path)")
+                }
+            }
+        }
+
+        @Test(
             "row 18: a gzip bomb under the body limit stops at the decompression limit, in memory and to a file",
             arguments: TransportKind.all)
         func gzipBomb(transport: TransportKind) async throws {

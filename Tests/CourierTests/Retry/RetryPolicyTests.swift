@@ -60,7 +60,7 @@ struct RetryPolicyTests {
         #expect(clock.sleeps.isEmpty)
     }
 
-    @Test("a policy's own retryable statuses are retried whatever their class, a 2xx included; a lower one is not")
+    @Test("a policy's own retryable statuses are retried whatever their class, a 2xx included")
     func statusesBelowTheDefaults() async throws {
         let (client, mock, clock) = Self.client(RetryPolicy(backoff: Self.noJitter, retryableStatuses: [202, 503]))
         mock.stub(.get, "/probe", with: [.text("pending", status: 202), .text("done", status: 201)])

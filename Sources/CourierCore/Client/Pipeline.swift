@@ -138,18 +138,17 @@ struct Pipeline<R: Request>: Sendable {
         let client = client
         let lease = StreamLease { bytes, error in
             client.configuration.activity?.end()
-            let record = state.withLock { record in
-                record.bodySize = bytes
-                return record
-            }
+            state.withLock { $0.bodySize = bytes }
             if let error {
+                let record = state.withLock { $0 }
                 let finalized = record.finalize(error, redactor: client.configuration.redactor)
                 Self.log(record, start: start, error: finalized, client: client)
                 record.emitFailed(finalized)
                 return finalized
             }
-            Self.log(record, start: start, error: nil, client: client)
-            record.emitFinished()
+            // As in `end`: the record is copied only for a log line the logger writes (issue #17).
+            Self.log(state.withLock { $0 }, start: start, error: nil, client: client)
+            state.withLock { $0.emitFinished() }
             return nil
         }
         return LiveResponse(head: live.head, body: live.body, lease: lease, limit: request.maxResponseBodySize)

@@ -104,11 +104,7 @@ struct Pipeline<R: Request>: Sendable {
         if Self.isLive, let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
             return open  // the activity count ends with the body
         }
-        // The record is copied only for a log line the logger writes, and locked again only for monitors.
-        log(state.withLock { $0 }, start: start, error: nil)
-        if events != nil {
-            state.withLock { $0.emitFinished() }
-        }
+        _ = Self.close(state, start: start, error: nil, client: client)
         configuration.activity?.end()
         return value
     }
@@ -116,12 +112,29 @@ struct Pipeline<R: Request>: Sendable {
     /// The call's failure: the error as the caller gets it, logged and sent as the `failed` event.
     @inline(never)
     private func end(_ error: any Error, start: Moment, state: LockedBox<CallRecord>) -> any Error {
-        let record = state.withLock { $0 }
-        let error = record.finalize(error, redactor: configuration.redactor)
-        log(record, start: start, error: error)
-        record.emitFailed(error)
+        let finalized = Self.close(state, start: start, error: error, client: client) ?? error
         configuration.activity?.end()
-        return error
+        return finalized
+    }
+
+    /// Closes the call's record, at the end of the call or of its live body: the log line, and the `finished` event,
+    /// or for `error` the `failed` event with the error as the caller gets it (returned).
+    ///
+    /// A success copies the record only for a log line the logger writes (issue #17); a failure copies it once, to
+    /// finalize its error.
+    private static func close(
+        _ state: LockedBox<CallRecord>, start: Moment, error: (any Error)?, client: Client
+    ) -> (any Error)? {
+        guard let error else {
+            log(state.withLock { $0 }, start: start, error: nil, client: client)
+            state.withLock { $0.emitFinished() }
+            return nil
+        }
+        let record = state.withLock { $0 }
+        let finalized = record.finalize(error, redactor: client.configuration.redactor)
+        log(record, start: start, error: finalized, client: client)
+        record.emitFailed(finalized)
+        return finalized
     }
 
     /// Whether the call returns a ``LiveResponse``, whose body outlives ``run()``.
@@ -139,17 +152,7 @@ struct Pipeline<R: Request>: Sendable {
         let lease = StreamLease { bytes, error in
             client.configuration.activity?.end()
             state.withLock { $0.bodySize = bytes }
-            if let error {
-                let record = state.withLock { $0 }
-                let finalized = record.finalize(error, redactor: client.configuration.redactor)
-                Self.log(record, start: start, error: finalized, client: client)
-                record.emitFailed(finalized)
-                return finalized
-            }
-            // As in `end`: the record is copied only for a log line the logger writes (issue #17).
-            Self.log(state.withLock { $0 }, start: start, error: nil, client: client)
-            state.withLock { $0.emitFinished() }
-            return nil
+            return Self.close(state, start: start, error: error, client: client)
         }
         return LiveResponse(head: live.head, body: live.body, lease: lease, limit: request.maxResponseBodySize)
             as? R.Response
@@ -720,10 +723,6 @@ struct Pipeline<R: Request>: Sendable {
             return Data()
         }
         return try await response.body.collect(upTo: limit)
-    }
-
-    private func log(_ record: @autoclosure () -> CallRecord, start: Moment, error: (any Error)?) {
-        Self.log(record(), start: start, error: error, client: client)
     }
 
     /// Writes the call's log line. Reads the configuration field by field through `client`: a configuration passed

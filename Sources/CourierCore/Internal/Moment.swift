@@ -7,7 +7,7 @@
 /// `Duration` is frozen, so a value holding a `Moment` has a layout known when compiling.
 ///
 /// Public API keeps `ContinuousClock.Instant`; a `Moment` converts at the boundary (``init(_:)``, ``instant``).
-struct Moment: Comparable, Hashable, Sendable {
+struct Moment: Comparable, Sendable {
     /// The distance from ``origin``.
     var offset: Duration
 

@@ -1,6 +1,7 @@
 #if AsyncHTTPClient
     import AsyncHTTPClient
     import CourierCore
+    import Foundation
     import HTTPTypes
     import NIOCore
     import NIOHTTP1
@@ -94,8 +95,9 @@
         func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
     }
 
-    /// An AsyncHTTPClient response body as the byte chunks a Courier body yields, with errors translated.
-    struct ResponseBodySequence: AsyncSequence, Sendable {
+    /// An AsyncHTTPClient response body as the byte chunks a Courier body yields, with errors translated; read
+    /// whole, its buffers are gathered as they come and copied into `Data` once.
+    struct ResponseBodySequence: CollectableBytes {
         typealias Element = ArraySlice<UInt8>
         let base: HTTPClientResponse.Body
         let timeouts: AsyncHTTPClientTransport.Timeouts
@@ -116,6 +118,34 @@
 
         func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(base: base.makeAsyncIterator(), timeouts: timeouts)
+        }
+
+        func collect(upTo limit: Int) async throws -> Data {
+            var collected: ByteBuffer?
+            do {
+                // Not `HTTPClientResponse.Body.collect(upTo:)`: it also compares the limit with `Content-Length`,
+                // which for a body AsyncHTTPClient decompresses is the compressed size. Courier's body compares the
+                // length it announces itself (`MessageBody.collect(upTo:)`).
+                for try await var buffer in base {
+                    guard (collected?.readableBytes ?? 0) + buffer.readableBytes <= limit else {
+                        throw CourierError.bodyTooLarge(limit: limit, announced: nil)
+                    }
+                    if collected == nil {
+                        collected = buffer
+                    } else {
+                        collected?.writeBuffer(&buffer)
+                    }
+                }
+            } catch let error as CourierError {
+                throw error
+            } catch {
+                throw AsyncHTTPClientTransport.translate(error, phase: .body, timeouts: timeouts)
+            }
+            guard let collected else { return Data() }
+            return collected.withUnsafeReadableBytes { bytes in
+                guard let start = bytes.baseAddress, !bytes.isEmpty else { return Data() }
+                return Data(bytes: start, count: bytes.count)
+            }
         }
     }
 #endif

@@ -330,16 +330,19 @@
                 length = .known(count)
             }
             let body = MessageBody(
-                ResponseBodySequence(base: response.body, timeouts: timeouts),
-                length: length,
-                iterationBehavior: .single
-            )
+                collectable: ResponseBodySequence(base: response.body, timeouts: timeouts), length: length)
             return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
         }
 
         /// `h2` or `http/1.1`, as ALPN names them.
         private static func protocolName(_ version: HTTPVersion) -> String {
-            version.major >= 2 ? "h2" : "http/\(version.major).\(version.minor)"
+            // Constants for the versions there are: an interpolation built a string for every response.
+            switch (version.major, version.minor) {
+            case (1, 1): "http/1.1"
+            case (1, 0): "http/1.0"
+            case (let major, _) where major >= 2: "h2"
+            default: "http/\(version.major).\(version.minor)"
+            }
         }
 
         private static func nioDeadline(_ instant: ContinuousClock.Instant) -> NIODeadline {

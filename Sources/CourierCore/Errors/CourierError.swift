@@ -119,7 +119,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         return text.oneLine
     }
 
-    static func bodyTooLarge(limit: Int, announced: Int64?) -> CourierError {
+    package static func bodyTooLarge(limit: Int, announced: Int64?) -> CourierError {
         let detail = announced.map { "the body announces \($0) bytes" } ?? "the body grew past the limit"
         return CourierError(
             code: .bodyTooLarge,

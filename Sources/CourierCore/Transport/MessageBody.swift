@@ -44,6 +44,8 @@ public struct MessageBody: AsyncSequence, Sendable {
         case sequence(@Sendable () -> AsyncIterator)
         /// A file read in chunks of the given size (``file(at:chunkSize:)``).
         case file(URL, chunkSize: Int)
+        /// A transport's body that can also be read whole in one step (``CollectableBytes``).
+        case collectable(any CollectableBytes)
     }
 
     let storage: Storage
@@ -119,19 +121,22 @@ public struct MessageBody: AsyncSequence, Sendable {
         self.consumption = iterationBehavior == .single ? LockedBox(false) : nil
     }
 
+    /// Creates a one-shot body from a transport's sequence of chunks that ``collect(upTo:)`` reads whole in one
+    /// step, with the sequence's own ``CollectableBytes/collect(upTo:)``, instead of chunk by chunk.
+    package init(collectable sequence: some CollectableBytes, length: Length) {
+        self.storage = .collectable(sequence)
+        self.length = length
+        self.iterationBehavior = .single
+        self.consumption = LockedBox(false)
+    }
+
     /// Creates an iterator over the chunks.
     ///
     /// A one-shot body yields its chunks to the first iterator only; any later iterator throws
     /// ``CourierError/Code/bodyNotReplayable``.
     public func makeAsyncIterator() -> AsyncIterator {
-        if let consumption {
-            let alreadyConsumed = consumption.withLock { consumed in
-                defer { consumed = true }
-                return consumed
-            }
-            if alreadyConsumed {
-                return AsyncIterator(failing: CourierError(code: .bodyNotReplayable, stage: .transport))
-            }
+        guard claimFirstRead() else {
+            return AsyncIterator(failing: CourierError(code: .bodyNotReplayable, stage: .transport))
         }
         switch storage {
         case .bytes(let bytes):
@@ -140,6 +145,21 @@ public struct MessageBody: AsyncSequence, Sendable {
             return make()
         case .file(let url, let chunkSize):
             return AsyncIterator(FileChunks(url: url, chunkSize: chunkSize).makeAsyncIterator())
+        case .collectable(let sequence):
+            return Self.iterator(over: sequence)
+        }
+    }
+
+    private static func iterator<Bytes: CollectableBytes>(over sequence: Bytes) -> AsyncIterator {
+        AsyncIterator(sequence.makeAsyncIterator())
+    }
+
+    /// Whether this is the first read of a one-shot body (and marks it read); always true for a replayable one.
+    private func claimFirstRead() -> Bool {
+        guard let consumption else { return true }
+        return consumption.withLock { consumed in
+            defer { consumed = true }
+            return !consumed
         }
     }
 
@@ -159,6 +179,12 @@ public struct MessageBody: AsyncSequence, Sendable {
                 return Data(bytes: base, count: buffer.count)
             }
         }
+        if case .collectable(let sequence) = storage {
+            // A transport's body read whole: its chunks are not copied one by one into arrays and then into `Data`,
+            // and no iterator is boxed (issue #17: 5 of a call's mallocs on AsyncHTTPClient).
+            guard claimFirstRead() else { throw CourierError(code: .bodyNotReplayable, stage: .transport) }
+            return try await sequence.collect(upTo: limit)
+        }
         var data = Data()
         if case .known(let count) = length { data.reserveCapacity(Int(count)) }
         for try await chunk in self {
@@ -169,6 +195,15 @@ public struct MessageBody: AsyncSequence, Sendable {
         }
         return data
     }
+}
+
+/// A transport's response body: chunks for a reader that streams, and the whole body in one step for one that
+/// does not (``MessageBody/collect(upTo:)``), which the transport can do with fewer copies than chunk by chunk.
+package protocol CollectableBytes: AsyncSequence, Sendable where Element == ArraySlice<UInt8> {
+    /// The whole body.
+    ///
+    /// - Throws: ``CourierError/Code/bodyTooLarge`` once more than `limit` bytes arrive; what reading throws.
+    func collect(upTo limit: Int) async throws -> Data
 }
 
 extension MessageBody {

@@ -1,4 +1,5 @@
 import Courier
+import CourierCore
 import CourierTesting
 import Foundation
 import HTTPTypes
@@ -133,5 +134,65 @@ struct MessageBodyTests {
         }
         let body = MessageBody(stream, length: .unknown, iterationBehavior: .single)
         await #expect(throws: DecisionFixtures.Failure(reason: "reset")) { try await body.collect(upTo: 100) }
+    }
+
+    /// A transport body that counts how it is read.
+    private struct CountingCollectable: CollectableBytes {
+        typealias Element = ArraySlice<UInt8>
+        let bytes: [UInt8]
+        let reads: LockedCounter
+
+        func makeAsyncIterator() -> AsyncThrowingStream<ArraySlice<UInt8>, any Error>.AsyncIterator {
+            reads.add(chunked: 1)
+            let bytes = bytes
+            return AsyncThrowingStream { continuation in
+                continuation.yield(bytes[...])
+                continuation.finish()
+            }.makeAsyncIterator()
+        }
+
+        func collect(upTo limit: Int) async throws -> Data {
+            reads.add(whole: 1)
+            guard bytes.count <= limit else { throw CourierError.bodyTooLarge(limit: limit, announced: nil) }
+            return Data(bytes)
+        }
+    }
+
+    /// Reads of a ``CountingCollectable``, chunk by chunk and whole.
+    private final class LockedCounter: Sendable {
+        private let counts = LockedBox((chunked: 0, whole: 0))
+        func add(chunked: Int = 0, whole: Int = 0) {
+            counts.withLock {
+                $0.chunked += chunked
+                $0.whole += whole
+            }
+        }
+        var chunked: Int { counts.withLock { $0.chunked } }
+        var whole: Int { counts.withLock { $0.whole } }
+    }
+
+    @Test("a transport's collectable body is read whole in one step, once; later reads throw bodyNotReplayable")
+    func collectableBody() async throws {
+        let reads = LockedCounter()
+        let body = MessageBody(
+            collectable: CountingCollectable(bytes: Array("whole".utf8), reads: reads), length: .known(5))
+        #expect(!body.isReplayable)
+        #expect(try await body.collect(upTo: 5) == Data("whole".utf8))
+        #expect(reads.whole == 1)
+        #expect(reads.chunked == 0)
+        let again = try #require(await expectCourierError { try await body.collect(upTo: 5) })
+        #expect(again.code == .bodyNotReplayable)
+        await #expect(throws: CourierError.self) { try await DecisionFixtures.drain(body) }
+        #expect(reads.whole == 1)
+
+        let streamed = MessageBody(
+            collectable: CountingCollectable(bytes: Array("chunks".utf8), reads: reads), length: .unknown)
+        #expect(try await DecisionFixtures.drain(streamed) == Array("chunks".utf8))
+        #expect(reads.chunked == 1)
+        let announced = MessageBody(
+            collectable: CountingCollectable(bytes: Array("chunks".utf8), reads: reads), length: .known(6))
+        let tooLarge = try #require(await expectCourierError { try await announced.collect(upTo: 5) })
+        #expect(tooLarge.code == .bodyTooLarge)
+        #expect(reads.whole == 1)
     }
 }

@@ -45,7 +45,7 @@ public struct MessageBody: AsyncSequence, Sendable {
         /// A file read in chunks of the given size (``file(at:chunkSize:)``).
         case file(URL, chunkSize: Int)
         /// A transport's body that can also be read whole in one step (``CollectableBytes``).
-        case collectable(CollectableStorage)
+        case collectable(any CollectableReference)
     }
 
     let storage: Storage
@@ -124,7 +124,7 @@ public struct MessageBody: AsyncSequence, Sendable {
     /// Creates a one-shot body from a transport's sequence of chunks that ``collect(upTo:)`` reads whole in one
     /// step, with the sequence's own ``CollectableBytes/collect(upTo:)``, instead of chunk by chunk.
     package init(collectable sequence: some CollectableBytes, length: Length) {
-        self.storage = .collectable(CollectableStorage(sequence))
+        self.storage = .collectable(CollectableBox(sequence))
         self.length = length
         self.iterationBehavior = .single
         self.consumption = LockedBox(false)
@@ -146,12 +146,8 @@ public struct MessageBody: AsyncSequence, Sendable {
         case .file(let url, let chunkSize):
             return AsyncIterator(FileChunks(url: url, chunkSize: chunkSize).makeAsyncIterator())
         case .collectable(let box):
-            return Self.iterator(over: box.sequence)
+            return box.makeIterator()
         }
-    }
-
-    private static func iterator<Bytes: CollectableBytes>(over sequence: Bytes) -> AsyncIterator {
-        AsyncIterator(sequence.makeAsyncIterator())
     }
 
     /// Whether this is the first read of a one-shot body (and marks it read); always true for a replayable one.
@@ -183,7 +179,7 @@ public struct MessageBody: AsyncSequence, Sendable {
             // A transport's body read whole: its chunks are not copied one by one into arrays and then into `Data`,
             // and no iterator is boxed (issue #17: 5 of a call's mallocs on AsyncHTTPClient).
             guard claimFirstRead() else { throw CourierError(code: .bodyNotReplayable, stage: .transport) }
-            return try await box.sequence.collect(upTo: limit)
+            return try await box.collect(upTo: limit)
         }
         var data = Data()
         if case .known(let count) = length { data.reserveCapacity(Int(count)) }
@@ -210,37 +206,76 @@ package protocol CollectableBytes: AsyncSequence, Sendable where Element == Arra
 /// was. With the existential itself as the payload (five words) every `MessageBody`, and every request body and
 /// outgoing request holding one, grew, and a call with no collectable body made one more malloc
 /// (`courier-allocations`: GET → Data 12 → 12.98, GET → JSON 37 → 38).
-final class CollectableStorage: Sendable {
-    let sequence: any CollectableBytes
+protocol CollectableReference: AnyObject, Sendable {
+    func makeIterator() -> MessageBody.AsyncIterator
+    func collect(upTo limit: Int) async throws -> Data
+}
 
-    init(_ sequence: some CollectableBytes) { self.sequence = sequence }
+/// The one allocation that holds a transport's collectable sequence: generic, so the sequence is stored as it is,
+/// not boxed again in an existential.
+private final class CollectableBox<Bytes: CollectableBytes>: CollectableReference {
+    let sequence: Bytes
+
+    init(_ sequence: Bytes) { self.sequence = sequence }
+
+    func makeIterator() -> MessageBody.AsyncIterator { MessageBody.AsyncIterator(sequence.makeAsyncIterator()) }
+
+    func collect(upTo limit: Int) async throws -> Data { try await sequence.collect(upTo: limit) }
 }
 
 extension MessageBody {
     /// Iterates the chunks of a ``MessageBody``.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        private var nextChunk: () async throws -> ArraySlice<UInt8>?
+        private enum Source {
+            /// Bytes in memory, yielded once as one chunk.
+            case bytes(ArraySlice<UInt8>?)
+            /// Every read throws this.
+            case failing(any Error)
+            /// Another sequence's iterator.
+            case reader(any ChunkReader)
+        }
+
+        private var source: Source
 
         init<Base: AsyncIteratorProtocol>(_ base: Base) where Base.Element == ArraySlice<UInt8> {
-            var base = base
-            self.nextChunk = { try await base.next() }
+            // One allocation, the reader; a closure over the iterator made two, its context and the box of the
+            // captured variable (issue #17: on every streamed body).
+            self.source = .reader(IteratorReader(base))
         }
 
         init(bytes: ArraySlice<UInt8>) {
-            var pending: ArraySlice<UInt8>? = bytes.isEmpty ? nil : bytes
-            self.nextChunk = {
-                defer { pending = nil }
-                return pending
-            }
+            self.source = .bytes(bytes.isEmpty ? nil : bytes)
         }
 
         init(failing error: any Error) {
-            self.nextChunk = { throw error }
+            self.source = .failing(error)
         }
 
         /// Returns the next chunk, or `nil` at the end of the body.
         public mutating func next() async throws -> ArraySlice<UInt8>? {
-            try await nextChunk()
+            switch source {
+            case .bytes(let pending):
+                source = .bytes(nil)
+                return pending
+            case .failing(let error):
+                throw error
+            case .reader(let reader):
+                return try await reader.next()
+            }
         }
     }
+}
+
+/// A type-erased chunk iterator: a class, so that it advances in place behind the one reference an
+/// ``MessageBody/AsyncIterator`` holds (its copies share it, as they shared the closure it replaces).
+private protocol ChunkReader: AnyObject {
+    func next() async throws -> ArraySlice<UInt8>?
+}
+
+private final class IteratorReader<Base: AsyncIteratorProtocol>: ChunkReader where Base.Element == ArraySlice<UInt8> {
+    private var base: Base
+
+    init(_ base: Base) { self.base = base }
+
+    func next() async throws -> ArraySlice<UInt8>? { try await base.next() }
 }

@@ -104,7 +104,7 @@ struct Pipeline<R: Request>: Sendable {
         if Self.isLive, let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
             return open  // the activity count ends with the body
         }
-        _ = Self.close(state, start: start, error: nil, client: client)
+        _ = CallClosing.close(state, start: start, error: nil, client: client)
         configuration.activity?.end()
         return value
     }
@@ -112,28 +112,8 @@ struct Pipeline<R: Request>: Sendable {
     /// The call's failure: the error as the caller gets it, logged and sent as the `failed` event.
     @inline(never)
     private func end(_ error: any Error, start: Moment, state: LockedBox<CallRecord>) -> any Error {
-        let finalized = Self.close(state, start: start, error: error, client: client) ?? error
+        let finalized = CallClosing.close(state, start: start, error: error, client: client) ?? error
         configuration.activity?.end()
-        return finalized
-    }
-
-    /// Closes the call's record, at the end of the call or of its live body: the log line, and the `finished` event,
-    /// or for `error` the `failed` event with the error as the caller gets it (returned).
-    ///
-    /// A success copies the record only for a log line the logger writes (issue #17); a failure copies it once, to
-    /// finalize its error.
-    private static func close(
-        _ state: LockedBox<CallRecord>, start: Moment, error: (any Error)?, client: Client
-    ) -> (any Error)? {
-        guard let error else {
-            log(state.withLock { $0 }, start: start, error: nil, client: client)
-            state.withLock { $0.emitFinished() }
-            return nil
-        }
-        let record = state.withLock { $0 }
-        let finalized = record.finalize(error, redactor: client.configuration.redactor)
-        log(record, start: start, error: finalized, client: client)
-        record.emitFailed(finalized)
         return finalized
     }
 
@@ -145,15 +125,10 @@ struct Pipeline<R: Request>: Sendable {
     private func keepOpen(
         _ live: LiveResponse, start: Moment, state: LockedBox<CallRecord>
     ) -> R.Response? {
-        // The client alone is captured (one reference), and its configuration read through it: a captured copy of
-        // the configuration, or of the pipeline and its request, was copied and destroyed for every live call
-        // (issue #17).
-        let client = client
-        let lease = StreamLease { bytes, error in
-            client.configuration.activity?.end()
-            state.withLock { $0.bodySize = bytes }
-            return Self.close(state, start: start, error: error, client: client)
-        }
+        // The lease holds the client alone (one reference), and reads its configuration through it: a captured copy
+        // of the configuration, or of the pipeline and its request, was copied and destroyed for every live call
+        // (issue #17). No closure: its context was one more allocation per live call.
+        let lease = StreamLease(client: client, record: state, start: start)
         return LiveResponse(head: live.head, body: live.body, lease: lease, limit: request.maxResponseBodySize)
             as? R.Response
     }
@@ -723,6 +698,30 @@ struct Pipeline<R: Request>: Sendable {
             return Data()
         }
         return try await response.body.collect(upTo: limit)
+    }
+}
+
+/// The end of a call's record, for the pipeline and for a live body's lease: not generic, so that a lease calls it
+/// without a closure over the pipeline's type.
+enum CallClosing {
+    /// Closes the call's record, at the end of the call or of its live body: the log line, and the `finished` event,
+    /// or for `error` the `failed` event with the error as the caller gets it (returned).
+    ///
+    /// A success copies the record only for a log line the logger writes (issue #17); a failure copies it once, to
+    /// finalize its error.
+    static func close(
+        _ state: LockedBox<CallRecord>, start: Moment, error: (any Error)?, client: Client
+    ) -> (any Error)? {
+        guard let error else {
+            log(state.withLock { $0 }, start: start, error: nil, client: client)
+            state.withLock { $0.emitFinished() }
+            return nil
+        }
+        let record = state.withLock { $0 }
+        let finalized = record.finalize(error, redactor: client.configuration.redactor)
+        log(record, start: start, error: finalized, client: client)
+        record.emitFailed(finalized)
+        return finalized
     }
 
     /// Writes the call's log line. Reads the configuration field by field through `client`: a configuration passed

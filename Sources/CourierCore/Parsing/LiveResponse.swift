@@ -146,12 +146,22 @@ final class StreamLease: Sendable {
     }
 
     private let state = LockedBox(State())
-    /// Called once with the bytes read and the error the body ended with (`nil`: its end, or abandoned); returns
-    /// the error to hand to the reader.
-    private let onEnd: @Sendable (_ bytes: Int, _ error: (any Error)?) -> (any Error)?
+    private let client: Client
+    private let record: LockedBox<CallRecord>
+    private let start: Moment
 
-    init(onEnd: @escaping @Sendable (_ bytes: Int, _ error: (any Error)?) -> (any Error)?) {
-        self.onEnd = onEnd
+    init(client: Client, record: LockedBox<CallRecord>, start: Moment) {
+        self.client = client
+        self.record = record
+        self.start = start
+    }
+
+    /// Ends the call once, with the bytes read and the error the body ended with (`nil`: its end, or abandoned): the
+    /// activity count, the log line and the `finished` or `failed` event. Returns the error to hand to the reader.
+    private func onEnd(_ bytes: Int, _ error: (any Error)?) -> (any Error)? {
+        client.configuration.activity?.end()
+        record.withLock { $0.bodySize = bytes }
+        return CallClosing.close(record, start: start, error: error, client: client)
     }
 
     func received(_ count: Int) {

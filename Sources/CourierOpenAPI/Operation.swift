@@ -4,16 +4,21 @@
     import HTTPTypes
     import OpenAPIRuntime
 
-    /// One generated operation as a Courier call: what every attempt starts from.
+    /// One generated operation as a Courier call: what every attempt starts from, and the adapter that puts the
+    /// generated method, query, header fields and body on each attempt's request.
     ///
     /// A class: the pipeline copies its request several times per call, and a copy of this is then one reference
-    /// instead of about ten (issue #19).
-    final class Operation: Sendable {
+    /// instead of about ten (issue #19). Its own adapter, so that the request's adapter list holds a reference,
+    /// which fits in the existential, instead of boxing a separate adapter value on every call.
+    final class Operation: RequestAdapter {
         let operationID: String
         let method: HTTPRequest.Method
         /// The path part of the generated path, percent-encoded as generated.
         let path: String
-        let adapter: GeneratedRequestAdapter
+        /// The generated query, exactly as the generated code encoded it.
+        let query: String?
+        let headerFields: HTTPFields
+        let body: MessageBody?
         let server: Server?
         let decisions: [any Decision]
         let timeout: Duration?
@@ -40,15 +45,33 @@
             self.operationID = operationID
             self.method = generated.method
             self.path = String(target[..<(queryStart ?? end)])
-            self.adapter = GeneratedRequestAdapter(
-                method: generated.method,
-                query: queryStart.map { String(target[bytes.index(after: $0)..<end]) },
-                headerFields: generated.headerFields,
-                body: body.map(MessageBody.init(streaming:))
-            )
+            self.query = queryStart.map { String(target[bytes.index(after: $0)..<end]) }
+            self.headerFields = generated.headerFields
+            self.body = body.map(MessageBody.init(streaming:))
             self.server = server
             self.decisions = decisions
             self.timeout = timeout
+        }
+
+        var name: String { "openAPI" }
+
+        /// Puts the generated method, query, header fields and body on the outgoing request.
+        ///
+        /// The query is kept exactly as the generated code encoded it. The generated fields replace the server's
+        /// fields of the same names; the client's adapters (authentication, user agent) run after this one.
+        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            var request = request
+            request.head.method = method
+            if let query, !query.isEmpty {
+                request.head.path = (request.head.path ?? "/") + "?" + query
+            }
+            if !headerFields.isEmpty {
+                // A name that repeats is removed once and then found absent: no set of names to build per attempt.
+                for field in headerFields { request.head.headerFields[field.name] = nil }
+                request.head.headerFields.append(contentsOf: headerFields)
+            }
+            request.body = body
+            return request
         }
 
         /// The Courier request for this operation, its response parsed by `parser`.
@@ -66,37 +89,9 @@
         var path: String { operation.path }
         var server: Server? { operation.server }
         var timeout: Duration? { operation.timeout }
-        var adapters: [any RequestAdapter] { [operation.adapter] }
+        var adapters: [any RequestAdapter] { [operation] }
         var decisions: [any Decision] { operation.decisions }
         var requestName: String { operation.operationID }
-    }
-
-    /// Puts the generated method, query, header fields and body on the outgoing request, on every attempt.
-    ///
-    /// The query is kept exactly as the generated code encoded it. The generated fields replace the server's fields of
-    /// the same names; the client's adapters (authentication, user agent) run after this one.
-    struct GeneratedRequestAdapter: RequestAdapter {
-        let method: HTTPRequest.Method
-        let query: String?
-        let headerFields: HTTPFields
-        let body: MessageBody?
-
-        var name: String { "openAPI" }
-
-        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-            var request = request
-            request.head.method = method
-            if let query, !query.isEmpty {
-                request.head.path = (request.head.path ?? "/") + "?" + query
-            }
-            if !headerFields.isEmpty {
-                // A name that repeats is removed once and then found absent: no set of names to build per attempt.
-                for field in headerFields { request.head.headerFields[field.name] = nil }
-                request.head.headerFields.append(contentsOf: headerFields)
-            }
-            request.body = body
-            return request
-        }
     }
 
     /// Returns the buffered response as it is: head and body.

@@ -121,31 +121,29 @@
         }
 
         func collect(upTo limit: Int) async throws -> Data {
-            var collected: ByteBuffer?
+            let collected: ByteBuffer
             do {
-                // Not `HTTPClientResponse.Body.collect(upTo:)`: it also compares the limit with `Content-Length`,
-                // which for a body AsyncHTTPClient decompresses is the compressed size. Courier's body compares the
-                // length it announces itself (`MessageBody.collect(upTo:)`).
-                for try await var buffer in base {
-                    guard (collected?.readableBytes ?? 0) + buffer.readableBytes <= limit else {
-                        throw CourierError.bodyTooLarge(limit: limit, announced: nil)
-                    }
-                    if collected == nil {
-                        collected = buffer
-                    } else {
-                        collected?.writeBuffer(&buffer)
-                    }
-                }
-            } catch let error as CourierError {
-                throw error
+                // NIO traps on a negative limit; 0 refuses any byte, as a negative one did.
+                collected = try await Self.gather(base, upTo: Swift.max(limit, 0))
+            } catch is NIOTooManyBytesError {
+                throw CourierError.bodyTooLarge(limit: limit, announced: nil)
             } catch {
                 throw AsyncHTTPClientTransport.translate(error, phase: .body, timeouts: timeouts)
             }
-            guard let collected else { return Data() }
             return collected.withUnsafeReadableBytes { bytes in
                 guard let start = bytes.baseAddress, !bytes.isEmpty else { return Data() }
                 return Data(bytes: start, count: bytes.count)
             }
+        }
+
+        /// NIO's `collect(upTo:)` for a sequence of `ByteBuffer`s: it keeps the first buffer and appends the rest to
+        /// it. Not `HTTPClientResponse.Body.collect(upTo:)`, which shadows it there: that one also compares the limit
+        /// with `Content-Length`, which for a body AsyncHTTPClient decompresses is the compressed size (Courier's
+        /// body compares the length it announces itself, in `MessageBody.collect(upTo:)`).
+        private static func gather<Buffers: AsyncSequence>(
+            _ buffers: Buffers, upTo limit: Int
+        ) async throws -> ByteBuffer where Buffers.Element == ByteBuffer {
+            try await buffers.collect(upTo: limit)
         }
     }
 #endif

@@ -136,14 +136,15 @@ struct MessageBodyTests {
         await #expect(throws: DecisionFixtures.Failure(reason: "reset")) { try await body.collect(upTo: 100) }
     }
 
-    /// A transport body that counts how it is read.
+    /// A transport body that counts how it is read: chunk by chunk, and whole.
     private struct CountingCollectable: CollectableBytes {
         typealias Element = ArraySlice<UInt8>
         let bytes: [UInt8]
-        let reads: LockedCounter
+        let chunkedReads: DecisionFixtures.Counter
+        let wholeReads: DecisionFixtures.Counter
 
         func makeAsyncIterator() -> AsyncThrowingStream<ArraySlice<UInt8>, any Error>.AsyncIterator {
-            reads.add(chunked: 1)
+            chunkedReads.next()
             let bytes = bytes
             return AsyncThrowingStream { continuation in
                 continuation.yield(bytes[...])
@@ -152,47 +153,37 @@ struct MessageBodyTests {
         }
 
         func collect(upTo limit: Int) async throws -> Data {
-            reads.add(whole: 1)
+            wholeReads.next()
             guard bytes.count <= limit else { throw CourierError.bodyTooLarge(limit: limit, announced: nil) }
             return Data(bytes)
         }
     }
 
-    /// Reads of a ``CountingCollectable``, chunk by chunk and whole.
-    private final class LockedCounter: Sendable {
-        private let counts = LockedBox((chunked: 0, whole: 0))
-        func add(chunked: Int = 0, whole: Int = 0) {
-            counts.withLock {
-                $0.chunked += chunked
-                $0.whole += whole
-            }
-        }
-        var chunked: Int { counts.withLock { $0.chunked } }
-        var whole: Int { counts.withLock { $0.whole } }
-    }
-
     @Test("a transport's collectable body is read whole in one step, once; later reads throw bodyNotReplayable")
     func collectableBody() async throws {
-        let reads = LockedCounter()
-        let body = MessageBody(
-            collectable: CountingCollectable(bytes: Array("whole".utf8), reads: reads), length: .known(5))
+        let chunked = DecisionFixtures.Counter()
+        let whole = DecisionFixtures.Counter()
+        func makeBody(_ text: String, length: MessageBody.Length) -> MessageBody {
+            MessageBody(
+                collectable: CountingCollectable(bytes: Array(text.utf8), chunkedReads: chunked, wholeReads: whole),
+                length: length)
+        }
+        let body = makeBody("whole", length: .known(5))
         #expect(!body.isReplayable)
         #expect(try await body.collect(upTo: 5) == Data("whole".utf8))
-        #expect(reads.whole == 1)
-        #expect(reads.chunked == 0)
+        #expect(whole.count == 1)
+        #expect(chunked.count == 0)
         let again = try #require(await expectCourierError { try await body.collect(upTo: 5) })
         #expect(again.code == .bodyNotReplayable)
         await #expect(throws: CourierError.self) { try await DecisionFixtures.drain(body) }
-        #expect(reads.whole == 1)
+        #expect(whole.count == 1)
 
-        let streamed = MessageBody(
-            collectable: CountingCollectable(bytes: Array("chunks".utf8), reads: reads), length: .unknown)
+        let streamed = makeBody("chunks", length: .unknown)
         #expect(try await DecisionFixtures.drain(streamed) == Array("chunks".utf8))
-        #expect(reads.chunked == 1)
-        let announced = MessageBody(
-            collectable: CountingCollectable(bytes: Array("chunks".utf8), reads: reads), length: .known(6))
+        #expect(chunked.count == 1)
+        let announced = makeBody("chunks", length: .known(6))
         let tooLarge = try #require(await expectCourierError { try await announced.collect(upTo: 5) })
         #expect(tooLarge.code == .bodyTooLarge)
-        #expect(reads.whole == 1)
+        #expect(whole.count == 1)
     }
 }

@@ -31,7 +31,7 @@
     /// A call's spans end with its last event, which monitors always receive, even when their buffer overflows. As a
     /// safety net, when more than ``maxOpenCalls`` calls have open spans, the oldest are ended with
     /// `courier.incomplete = true`.
-    public final class TracingMonitor: EventMonitor, RequestAdapter {
+    public final class TracingMonitor: EventMonitor, InPlaceAdapter {
         /// `traceContext`.
         public var name: String { "traceContext" }
         /// Where spans go and how context is injected.
@@ -70,8 +70,8 @@
         ///
         /// Does nothing when the client has no monitors (`AdapterContext.callID` is `nil`), that is when this
         /// monitor was added as an adapter only.
-        public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-            guard let callID = context.callID else { return request }
+        public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+            guard let callID = context.callID else { return }
             let parent = InstrumentationContext.current ?? .topLevel
             let method = request.head.method.rawValue
             let span = state.withLock { state -> any Span in
@@ -93,9 +93,7 @@
                 attributes["http.request.method"] = method
                 attributes["http.request.resend_count"] = context.attempt - 1
             }
-            var request = request
             tracer.inject(span.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
-            return request
         }
 
         private func startCall(

@@ -10,7 +10,7 @@
     /// A class: the pipeline copies its request several times per call, and a copy of this is then one reference
     /// instead of about ten (issue #19). Its own adapter, so that the request's adapter list holds a reference,
     /// which fits in the existential, instead of boxing a separate adapter value on every call.
-    final class Operation: RequestAdapter {
+    final class Operation: InPlaceAdapter {
         let operationID: String
         let method: HTTPRequest.Method
         /// The path part of the generated path, percent-encoded as generated.
@@ -59,8 +59,7 @@
         ///
         /// The query is kept exactly as the generated code encoded it. The generated fields replace the server's
         /// fields of the same names; the client's adapters (authentication, user agent) run after this one.
-        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-            var request = request
+        func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
             request.head.method = method
             if let query, !query.isEmpty {
                 request.head.path = (request.head.path ?? "/") + "?" + query
@@ -71,7 +70,6 @@
                 request.head.headerFields.append(contentsOf: headerFields)
             }
             request.body = body
-            return request
         }
 
         /// The Courier request for this operation, its response parsed by `parser`.

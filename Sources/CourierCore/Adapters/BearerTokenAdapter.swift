@@ -11,7 +11,7 @@ import HTTPTypes
 /// ```swift
 /// let client = Client(server: production, transport: transport, adapters: [.bearer { await session.token }])
 /// ```
-public struct BearerTokenAdapter: RequestAdapter {
+public struct BearerTokenAdapter: InPlaceAdapter {
     /// Returns the current token, or `nil` when signed out.
     public typealias TokenProvider = @Sendable () async throws -> String?
 
@@ -33,23 +33,21 @@ public struct BearerTokenAdapter: RequestAdapter {
     public var name: String { "bearer" }
 
     /// Attaches the token when the request's origin is trusted.
-    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
         guard try CredentialOrigins.allowCredential(on: request, origins: origins, context: context) else {
-            return request
+            return
         }
         guard let token = try await token(), !token.isEmpty else {
             if context.authentication == .required {
                 throw CourierError(code: .missingCredential, stage: .adapt, message: "no access token is available")
             }
-            return request
+            return
         }
-        var request = request
         request.head.headerFields[.authorization] = try HeaderValidation.validatedValue(
             "Bearer \(token)",
             for: "Authorization",
             redacted: true
         )
-        return request
     }
 }
 

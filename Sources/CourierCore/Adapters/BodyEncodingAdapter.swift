@@ -5,7 +5,7 @@ import HTTPTypes
 ///
 /// JSON bodies use the client's encoder unless the body names one; form bodies use the client's form encoder.
 /// A `Content-Type` the request sets in its headers later wins over the one set here.
-public struct BodyEncodingAdapter: RequestAdapter {
+public struct BodyEncodingAdapter: InPlaceAdapter {
     /// The body to encode.
     public let body: RequestBody
 
@@ -16,8 +16,7 @@ public struct BodyEncodingAdapter: RequestAdapter {
     public var name: String { "body" }
 
     /// Encodes the body.
-    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-        var request = request
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
         let contentType: String?
         do {
             switch body.kind {
@@ -31,7 +30,7 @@ public struct BodyEncodingAdapter: RequestAdapter {
                 request.body = bytes
                 contentType = type
             case .deferred(let make):
-                return try await BodyEncodingAdapter(try make()).adapt(request, context: context)
+                return try await BodyEncodingAdapter(try make()).adapt(&request, context: context)
             }
         } catch let error as CourierError {
             throw error
@@ -49,7 +48,6 @@ public struct BodyEncodingAdapter: RequestAdapter {
                 for: "Content-Type"
             )
         }
-        return request
     }
 }
 

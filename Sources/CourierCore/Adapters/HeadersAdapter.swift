@@ -4,7 +4,7 @@ import HTTPTypes
 ///
 /// Names and values are validated first: a value with CR, LF, NUL or another control character, or a name that
 /// is not an RFC 9110 token, throws ``CourierError/Code/invalidHeader`` and nothing is sent.
-public struct HeadersAdapter: RequestAdapter {
+public struct HeadersAdapter: InPlaceAdapter {
     /// The fields to set.
     public let headers: RequestHeaders
 
@@ -15,10 +15,8 @@ public struct HeadersAdapter: RequestAdapter {
     public var name: String { "headers" }
 
     /// Sets the fields.
-    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-        var request = request
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
         try HeaderValidation.apply(headers, to: &request.head.headerFields)
-        return request
     }
 }
 

@@ -1,7 +1,7 @@
 public import HTTPTypes
 
 /// Sets the request method.
-public struct MethodAdapter: RequestAdapter {
+public struct MethodAdapter: InPlaceAdapter {
     /// The method to set.
     public let method: HTTPRequest.Method
 
@@ -12,12 +12,9 @@ public struct MethodAdapter: RequestAdapter {
     public var name: String { "method" }
 
     /// Sets the method.
-    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-        // Setting an equal method would still copy the head's storage, which the caller's copy shares.
-        guard request.head.method != method else { return request }
-        var request = request
-        request.head.method = method
-        return request
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+        // Setting an equal method would still build a new pseudo-header field.
+        if request.head.method != method { request.head.method = method }
     }
 }
 

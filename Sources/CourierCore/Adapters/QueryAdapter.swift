@@ -4,7 +4,7 @@ import HTTPTypes
 ///
 /// Values are percent-encoded per RFC 3986: only unreserved characters stay literal, so `+`, `;`, `&`, `=` and
 /// space reach the server as `%2B`, `%3B`, `%26`, `%3D` and `%20`.
-public struct QueryAdapter: RequestAdapter {
+public struct QueryAdapter: InPlaceAdapter {
     /// The parameters.
     public let parameters: Parameters
     /// An encoder for this request only; `nil` uses the client's ``AdapterContext/queryEncoder``.
@@ -20,7 +20,7 @@ public struct QueryAdapter: RequestAdapter {
     public var name: String { "query" }
 
     /// Appends the encoded parameters to the path, after any query already there.
-    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
         let query: String
         do {
             query = try (encoder ?? context.queryEncoder).encode(parameters)
@@ -32,11 +32,9 @@ public struct QueryAdapter: RequestAdapter {
                 underlyingError: error
             )
         }
-        guard !query.isEmpty else { return request }
-        var request = request
+        guard !query.isEmpty else { return }
         let path = request.head.path ?? "/"
         request.head.path = path + (path.contains("?") ? "&" : "?") + query
-        return request
     }
 }
 

@@ -26,6 +26,40 @@ public protocol RequestAdapter: Sendable {
     ///   - context: The attempt, server, coders and authentication requirement of this call.
     /// - Throws: ``CourierError`` (or any error, which Courier wraps) when the request cannot be adapted.
     func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest
+
+    /// Applies this adapter's change to `request` in place. The pipeline calls this one.
+    ///
+    /// The default calls the by-value `adapt(_:context:)` and stores its result. Implement it too when the
+    /// adapter writes header fields: a request passed by value shares its header storage with the pipeline's copy,
+    /// so the first field written copies the whole storage (two allocations), which a change in place does not.
+    /// On a throw, `request` may hold part of the change; the pipeline only records it, as the request adapted so
+    /// far.
+    ///
+    /// - Parameters:
+    ///   - request: The request so far, changed in place.
+    ///   - context: The attempt, server, coders and authentication requirement of this call.
+    /// - Throws: ``CourierError`` (or any error, which Courier wraps) when the request cannot be adapted.
+    func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws
+}
+
+extension RequestAdapter {
+    /// Calls the by-value `adapt(_:context:)` and stores its result in `request`.
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+        request = try await adapt(request, context: context)
+    }
+}
+
+/// A built-in adapter that changes the request in place; its by-value `adapt(_:context:)` copies
+/// the request once and changes the copy.
+package protocol InPlaceAdapter: RequestAdapter {}
+
+extension InPlaceAdapter {
+    /// Returns `request` with this adapter's change applied.
+    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        var request = request
+        try await adapt(&request, context: context)
+        return request
+    }
 }
 
 /// What an adapter knows about the call it shapes.

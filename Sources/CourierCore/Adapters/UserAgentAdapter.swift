@@ -4,7 +4,7 @@ import HTTPTypes
 ///
 /// The client runs ``UserAgentAdapter/courier`` by default, so every request names the library; a request or a
 /// client adapter that sets its own `User-Agent` earlier wins.
-public struct UserAgentAdapter: RequestAdapter {
+public struct UserAgentAdapter: InPlaceAdapter {
     /// The value to send.
     public let userAgent: String
     /// Whether an existing `User-Agent` is replaced.
@@ -28,12 +28,10 @@ public struct UserAgentAdapter: RequestAdapter {
     public static let courier = UserAgentAdapter("Courier/\(CourierLibrary.version) (\(CourierLibrary.platformName))")
 
     /// Sets the header.
-    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
-        guard replacesExisting || request.head.headerFields[.userAgent] == nil else { return request }
-        var request = request
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+        guard replacesExisting || request.head.headerFields[.userAgent] == nil else { return }
         request.head.headerFields[.userAgent] =
             isValid ? userAgent : try HeaderValidation.validatedValue(userAgent, for: "User-Agent")
-        return request
     }
 }
 

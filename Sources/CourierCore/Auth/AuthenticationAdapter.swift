@@ -18,7 +18,7 @@ import HTTPTypes
 /// ```swift
 /// configuration.adapters.append(.authentication(authenticator))
 /// ```
-public struct AuthenticationAdapter: RequestAdapter {
+public struct AuthenticationAdapter: InPlaceAdapter {
     /// The authenticator whose credential is attached.
     public let authenticator: Authenticator
     /// The origins that receive the credential; `nil` means the client's servers.
@@ -42,9 +42,9 @@ public struct AuthenticationAdapter: RequestAdapter {
     /// - Throws: ``CourierError/Code/missingCredential`` for a required credential that cannot be attached;
     ///   ``CourierError/Code/reauthenticationRequired`` after the session ended; a refresh's error when the
     ///   credential must be renewed first and cannot be.
-    public func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
         guard try CredentialOrigins.allowCredential(on: request, origins: origins, context: context) else {
-            return request
+            return
         }
         let credential: Credential?
         do {
@@ -57,15 +57,13 @@ public struct AuthenticationAdapter: RequestAdapter {
             if context.authentication == .required {
                 throw CourierError(code: .missingCredential, stage: .adapt, message: "signed out: no credential")
             }
-            return request
+            return
         }
-        var request = request
         request.head.headerFields[.authorization] = try HeaderValidation.validatedValue(
             credential.authorizationValue,
             for: "Authorization",
             redacted: true
         )
-        return request
     }
 }
 

@@ -60,6 +60,9 @@ public struct Client: Sendable {
         let decisionsWithRetry: [any Decision]
         let defaultDecisionChain: [any Decision]
         let limiter: ConcurrencyLimiter?
+        /// The server of ``environment`` and its base, or why there is none: what most requests go to, found without
+        /// hashing the environment on every call.
+        let defaultServer: Result<(Server, RequestResolver.Base), CourierError>
 
         init(
             servers: [Server.Environment: Server],
@@ -82,10 +85,23 @@ public struct Client: Sendable {
             }
             defaultDecisionChain = decisionsWithRetry + defaultRequestDecisions
             limiter = configuration.maxConcurrentRequests.map { ConcurrencyLimiter(limit: $0) }
-            self.bases = servers.mapValues { server in
-                Result { try RequestResolver.base(of: server) }.mapError { error in
-                    error as? CourierError ?? CourierError(code: .invalidURL, stage: .resolve, message: "\(error)")
-                }
+            let bases = servers.mapValues { server in
+                Result { try RequestResolver.base(of: server, cleartextPolicy: configuration.cleartextPolicy) }
+                    .mapError { error in
+                        error as? CourierError
+                            ?? CourierError(code: .invalidURL, stage: .resolve, message: "\(error)")
+                    }
+            }
+            self.bases = bases
+            if let server = servers[environment], let base = bases[environment] {
+                defaultServer = base.map { (server, $0) }
+            } else {
+                defaultServer = .failure(
+                    CourierError(
+                        code: .invalidURL,
+                        stage: .resolve,
+                        message: "the client has no server for the environment '\(environment)'"
+                    ))
             }
         }
     }
@@ -204,8 +220,12 @@ public struct Client: Sendable {
 
     /// The server a request goes to (its own, else its environment's, else the client's), with its resolved base.
     func server(for request: some Request) throws -> (Server, RequestResolver.Base) {
-        if let server = request.server { return (server, try RequestResolver.base(of: server)) }
-        let environment = request.environment ?? environment
+        if let server = request.server {
+            return (server, try RequestResolver.base(of: server, cleartextPolicy: configuration.cleartextPolicy))
+        }
+        guard let environment = request.environment, environment != self.environment else {
+            return try storage.defaultServer.get()
+        }
         guard let server = servers[environment], let base = bases[environment] else {
             throw CourierError(
                 code: .invalidURL,

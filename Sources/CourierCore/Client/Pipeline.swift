@@ -518,7 +518,7 @@ struct Pipeline<R: Request>: Sendable {
         }
 
         state.withLock { $0.stage = .validate }
-        try RequestValidator.validate(&outgoing, cleartextPolicy: configuration.cleartextPolicy)
+        try RequestValidator.validate(&outgoing, cleartextPolicy: configuration.cleartextPolicy, base: plan.base)
         state.withLock { $0.request = outgoing.head }
         events?.adapted(outgoing.head, attempt: attempt)
         if let progress, outgoing.body != nil {
@@ -592,7 +592,8 @@ struct Pipeline<R: Request>: Sendable {
             throw CancellationError()
         }
         do {
-            outgoing = try await adapter.adapt(outgoing, context: context)
+            // In place: a copy passed by value shares the header storage, which the adapter's first write copies.
+            try await adapter.adapt(&outgoing, context: context)
         } catch {
             let head = outgoing.head
             state.withLock { record in

@@ -9,10 +9,13 @@ enum RequestResolver {
         let authority: String
         let path: String
         let headers: HTTPFields
+        /// Whether the cleartext policy the base was resolved with lets `http` reach ``authority``'s host: the
+        /// validator's answer for every request that keeps this authority, worked out once.
+        let allowsCleartext: Bool
     }
 
     /// Checks and takes apart `server`'s base URL (the client does this once per server).
-    static func base(of server: Server) throws -> Base {
+    static func base(of server: Server, cleartextPolicy: CleartextPolicy) throws -> Base {
         guard let components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false) else {
             throw invalid("the base URL of the \(server.environment) server cannot be parsed")
         }
@@ -38,7 +41,9 @@ enum RequestResolver {
         while basePath.hasSuffix("/") { basePath.removeLast() }
         var headers = HTTPFields()
         try HeaderValidation.apply(server.headers, to: &headers)
-        return Base(scheme: scheme, authority: authority, path: basePath, headers: headers)
+        return Base(
+            scheme: scheme, authority: authority, path: basePath, headers: headers,
+            allowsCleartext: cleartextPolicy.allows(host: RequestValidator.hostPart(of: authority)))
     }
 
     /// The request head for `path` on a resolved base.

@@ -11,7 +11,11 @@ import HTTPTypes
 /// - `Proxy-Authorization` is removed: it is meant for a proxy, which gets it from ``ProxyOptions``, and a header
 ///   set on the request would reach the origin (in a tunnel, or with no proxy at all).
 enum RequestValidator {
-    static func validate(_ request: inout OutgoingRequest, cleartextPolicy: CleartextPolicy) throws {
+    /// Checks and completes `request`. The cleartext check takes `base`'s answer when the request still goes to
+    /// `base`'s authority.
+    static func validate(
+        _ request: inout OutgoingRequest, cleartextPolicy: CleartextPolicy, base: RequestResolver.Base? = nil
+    ) throws {
         let head = request.head
         let isCleartext: Bool
         switch head.scheme {
@@ -28,7 +32,7 @@ enum RequestValidator {
         guard !authority.utf8.contains(UInt8(ascii: "@")) else {
             throw invalidURL("the URL carries userinfo (user:password@); send credentials with an adapter instead")
         }
-        if isCleartext {
+        if isCleartext, base?.authority != authority || base?.allowsCleartext != true {
             let host = hostPart(of: authority)
             guard cleartextPolicy.allows(host: host) else {
                 throw invalidURL(

@@ -21,6 +21,19 @@ struct ClosureAdapterTests {
         #expect(adapted.head.headerFields[Self.signature] == "DELETE attempt=3")
     }
 
+    @Test("an adapter with only the by-value form is run in place through it")
+    func inPlaceDefault() async throws {
+        let adapter: any RequestAdapter = ClosureAdapter(name: "sign") { request, _ in
+            var request = request
+            request.head.headerFields[Self.signature] = "signed"
+            return request
+        }
+        var request = AdapterFixtures.outgoing(method: .put)
+        try await adapter.adapt(&request, context: AdapterFixtures.context())
+        #expect(request.head.headerFields[Self.signature] == "signed")
+        #expect(request.head.method == .put)
+    }
+
     @Test(".custom builds the same adapter by static-member lookup")
     func staticMember() async throws {
         let adapter: any RequestAdapter = .custom("path") { request, _ in

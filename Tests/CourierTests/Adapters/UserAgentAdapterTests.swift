@@ -37,6 +37,18 @@ struct UserAgentAdapterTests {
         #expect((adapter as? UserAgentAdapter)?.replacesExisting == true)
     }
 
+    @Test("in place and by value give the same request; by value leaves its argument as it was")
+    func inPlaceAndByValueAgree() async throws {
+        let original = AdapterFixtures.outgoing(headers: [.accept: "text/plain"])
+        let adapter: any RequestAdapter = UserAgentAdapter("App/4")
+        let returned = try await adapter.adapt(original, context: AdapterFixtures.context())
+        var changed = original
+        try await adapter.adapt(&changed, context: AdapterFixtures.context())
+        #expect(returned.head == changed.head)
+        #expect(changed.head.headerFields.values(named: "User-Agent") == ["App/4"])
+        #expect(original.head.headerFields[.userAgent] == nil)
+    }
+
     @Test("a value with CR/LF is invalidHeader", arguments: ["App\r\nX-Injected: 1", "App\0", "App\u{7F}"])
     func invalidValue(value: String) async throws {
         let error = await expectCourierError {

@@ -440,6 +440,34 @@ struct RequestValidationTests {
         #expect(sent.head.authority == "api.example.com")
     }
 
+    @Test("an adapter that moves an allowed cleartext request to another host is checked again and refused")
+    func cleartextCheckedAfterAdapters() async throws {
+        let loopback = try #require(URL(string: "http://127.0.0.1:8080"))
+        // The base's answer (loopback: allowed) is worked out once per client; it must not cover a request an
+        // adapter sends elsewhere.
+        let moving = ClosureAdapter(name: "move") { request, _ in
+            var request = request
+            request.head.authority = "api.example.com"
+            return request
+        }
+        let error = await reject(AdapterFixtures.probe(adapters: [moving]), baseURL: loopback)
+        #expect(error?.code == .invalidURL)
+        #expect(error?.stage == .validate)
+        // The same authority rebuilt by an adapter keeps the base's answer.
+        let rebuilding = ClosureAdapter(name: "rebuild") { request, _ in
+            var request = request
+            request.head.authority = "127.0.0." + "1:8080"
+            return request
+        }
+        let sent = try await send(AdapterFixtures.probe(adapters: [rebuilding]), baseURL: loopback)
+        #expect(sent.head.authority == "127.0.0.1:8080")
+        // A policy that refuses the base's host refuses it however the request was adapted.
+        let refused = await reject(AdapterFixtures.probe(adapters: [rebuilding]), baseURL: loopback) {
+            $0.cleartextPolicy = .never
+        }
+        #expect(refused?.code == .invalidURL)
+    }
+
     @Test(
         "the policy's loopback check",
         arguments: [

@@ -74,7 +74,8 @@
             // The operation is built in the function that sends it: a call waiting for its answer keeps one copy of
             // it, in that function's frame (issue #17: 3 KB of frames here before, measured with
             // `Benchmarks/async-frames`).
-            if configuration.bufferedOperationIDs.contains(operationID) {
+            // `isEmpty` first: a lookup in the empty set still hashes the operation ID.
+            if !configuration.bufferedOperationIDs.isEmpty, configuration.bufferedOperationIDs.contains(operationID) {
                 let buffered = try await send(
                     request, body: body, baseURL: baseURL, operationID: operationID, parser: BufferedResponseParser())
                 return (buffered.head, request.method == .head ? nil : HTTPBody(buffered.body))

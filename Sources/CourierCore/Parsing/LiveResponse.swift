@@ -139,13 +139,10 @@ extension Request where Response == LiveResponse {
 
 /// Reports the end of a live body to its call, exactly once: when iteration reaches the end, fails, or the last
 /// holder of the response lets go before that.
+///
+/// What it counts lives in the call's record, under the record's lock: a lock of its own was one more allocation per
+/// live call (issue #17).
 final class StreamLease: Sendable {
-    private struct State {
-        var bytes = 0
-        var isFinished = false
-    }
-
-    private let state = LockedBox(State())
     private let client: Client
     private let record: LockedBox<CallRecord>
     private let start: Moment
@@ -158,29 +155,32 @@ final class StreamLease: Sendable {
 
     /// Ends the call once, with the bytes read and the error the body ended with (`nil`: its end, or abandoned): the
     /// activity count, the log line and the `finished` or `failed` event. Returns the error to hand to the reader.
-    private func onEnd(_ bytes: Int, _ error: (any Error)?) -> (any Error)? {
+    private func onEnd(_ error: (any Error)?) -> (any Error)? {
         client.configuration.activity?.end()
-        record.withLock { $0.bodySize = bytes }
         return CallClosing.close(record, start: start, error: error, client: client)
     }
 
     func received(_ count: Int) {
-        state.withLock { $0.bytes += count }
+        record.withLock { $0.stream.bytes += count }
+    }
+
+    /// Marks the stream finished, its byte count as the call's body size; `false` when it already was.
+    private func markFinished() -> Bool {
+        record.withLock { record in
+            guard !record.stream.isFinished else { return false }
+            record.stream.isFinished = true
+            record.bodySize = record.stream.bytes
+            return true
+        }
     }
 
     /// Ends the stream with `error` (or its end); returns the error to throw, as the call finalized it.
     func finish(_ error: (any Error)?) -> (any Error)? {
-        let bytes: Int? = state.withLock { state in
-            guard !state.isFinished else { return nil }
-            state.isFinished = true
-            return state.bytes
-        }
-        guard let bytes else { return error }
-        return onEnd(bytes, error) ?? error
+        guard markFinished() else { return error }
+        return onEnd(error) ?? error
     }
 
     deinit {
-        let bytes: Int? = state.withLock { $0.isFinished ? nil : $0.bytes }
-        if let bytes { _ = onEnd(bytes, nil) }
+        if markFinished() { _ = onEnd(nil) }
     }
 }

@@ -55,6 +55,12 @@ struct CreateRequest: Request {
     var body: RequestBody? { .json(Item(name: "courier", count: 3)) }
 }
 
+/// `GET /tiny` as a live response, whose body the caller reads to its end.
+struct TinyLiveRequest: Request {
+    typealias Response = LiveResponse
+    var path: String { "/tiny" }
+}
+
 /// Answers every request with the same 200 and JSON body, after reading (and dropping) the request's body.
 struct FixedTransport: Transport {
     let head = HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"])
@@ -80,6 +86,9 @@ let scenarios = [
     Scenario(name: "GET -> JSON") { _ = try await $0.send(TinyDecodedRequest()) },
     Scenario(name: "GET 5-item query -> Data") { _ = try await $0.send(SearchRequest()) },
     Scenario(name: "POST JSON -> Data") { _ = try await $0.send(CreateRequest()) },
+    Scenario(name: "GET -> LiveResponse, read") { client in
+        for try await _ in try await client.send(TinyLiveRequest()) {}
+    },
     // Not a call: the floor under "GET -> JSON", what Foundation's decoder allocates for the same body.
     Scenario(name: "JSONDecoder alone") { _ in _ = try decoder.decode(TinyPayload.self, from: tinyData) },
 ]

@@ -77,11 +77,15 @@ extension URLSessionTransportTests {
             if reads % 256 == 0 { peak = max(peak, try MemoryProbe.residentBytes()) }
         }
         peak = max(peak, try MemoryProbe.residentBytes())
-        print("spooled 128 MiB upload: RSS growth \((peak - rssBefore) / 1024) KiB")
+        print("spooled \(chunk.count * count / 1_048_576) MiB upload: RSS growth \((peak - rssBefore) / 1024) KiB")
         #expect(received == chunk.count * count)
         #expect(mismatches == 0)
-        // Collected in memory, the body alone would be 128 MiB; RSS is shared with the suites running beside this one.
-        #expect(peak - rssBefore < 64 * 1024 * 1024)
+        // Collected in memory, the body alone would add 128 MiB. RSS is the whole process's, shared with the suites
+        // running beside this one: alone, the upload grew it by 17–21 MiB; with the streaming suites alongside
+        // (`--filter "LiveResponse|Stream|OpenAPI"`), by 46–90 MiB, which failed a bound of 64 MiB. So the bound is
+        // the body's size, which a copy in memory reaches by itself. (A 256 MiB body, for a wider margin, kept the
+        // CPU busy long enough to delay the event-stream heartbeat tests beside it past their idle timeout.)
+        #expect(peak - rssBefore < chunk.count * count)
         #expect(try files(in: directory).isEmpty)
     }
 

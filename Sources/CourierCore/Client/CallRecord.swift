@@ -19,14 +19,8 @@ struct CallRecord: Sendable {
     private(set) var earlierRequests: [HTTPRequest] = []
     /// The call's events for monitors, or `nil` when the client has none.
     var events: CallEvents?
-    /// A live body's progress, counted by its lease.
-    var stream = StreamProgress()
-
-    /// The bytes a live body delivered, and whether it ended.
-    struct StreamProgress {
-        var bytes = 0
-        var isFinished = false
-    }
+    /// Whether a live body ended (its lease counts its bytes in ``bodySize`` as they arrive).
+    var streamFinished = false
 
     mutating func begin(attempt: Int) {
         if let request, earlierRequests.last != request, earlierRequests.count < Self.maxEarlierRequests {

@@ -96,12 +96,7 @@ public struct Client: Sendable {
             if let server = servers[environment], let base = bases[environment] {
                 defaultServer = base.map { (server, $0) }
             } else {
-                defaultServer = .failure(
-                    CourierError(
-                        code: .invalidURL,
-                        stage: .resolve,
-                        message: "the client has no server for the environment '\(environment)'"
-                    ))
+                defaultServer = .failure(Client.noServer(for: environment))
             }
         }
     }
@@ -227,13 +222,18 @@ public struct Client: Sendable {
             return try storage.defaultServer.get()
         }
         guard let server = servers[environment], let base = bases[environment] else {
-            throw CourierError(
-                code: .invalidURL,
-                stage: .resolve,
-                message: "the client has no server for the environment '\(environment)'"
-            )
+            throw Self.noServer(for: environment)
         }
         return (server, try base.get())
+    }
+
+    /// The error of a request to an environment the client has no server for.
+    fileprivate static func noServer(for environment: Server.Environment) -> CourierError {
+        CourierError(
+            code: .invalidURL,
+            stage: .resolve,
+            message: "the client has no server for the environment '\(environment)'"
+        )
     }
 }
 

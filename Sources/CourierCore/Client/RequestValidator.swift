@@ -14,7 +14,7 @@ enum RequestValidator {
     /// Checks and completes `request`. The cleartext check takes `base`'s answer when the request still goes to
     /// `base`'s authority.
     static func validate(
-        _ request: inout OutgoingRequest, cleartextPolicy: CleartextPolicy, base: RequestResolver.Base? = nil
+        _ request: inout OutgoingRequest, cleartextPolicy: CleartextPolicy, base: RequestResolver.Base
     ) throws {
         let head = request.head
         let isCleartext: Bool
@@ -32,7 +32,7 @@ enum RequestValidator {
         guard !authority.utf8.contains(UInt8(ascii: "@")) else {
             throw invalidURL("the URL carries userinfo (user:password@); send credentials with an adapter instead")
         }
-        if isCleartext, base?.authority != authority || base?.allowsCleartext != true {
+        if isCleartext, !(base.allowsCleartext && base.authority == authority) {
             let host = hostPart(of: authority)
             guard cleartextPolicy.allows(host: host) else {
                 throw invalidURL(

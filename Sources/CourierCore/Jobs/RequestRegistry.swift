@@ -27,10 +27,11 @@ final class RequestRegistry: Sendable {
     private struct State {
         var slots: [Entry?] = []
         var freeSlots: [Int] = []
-        var count = 0
+
+        /// The calls in flight: the slots taken.
+        var count: Int { slots.count - freeSlots.count }
 
         mutating func insert(_ entry: Entry) -> Int {
-            count += 1
             if let slot = freeSlots.popLast() {
                 slots[slot] = entry
                 return slot
@@ -41,13 +42,11 @@ final class RequestRegistry: Sendable {
 
         mutating func remove(_ slot: Int) {
             slots[slot] = nil
-            count -= 1
+            freeSlots.append(slot)
             if count == 0, slots.count > State.keptSlots {
                 // After a burst, the memory goes back.
                 slots = []
                 freeSlots = []
-            } else {
-                freeSlots.append(slot)
             }
         }
 

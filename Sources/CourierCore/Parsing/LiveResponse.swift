@@ -161,15 +161,15 @@ final class StreamLease: Sendable {
     }
 
     func received(_ count: Int) {
-        record.withLock { $0.stream.bytes += count }
+        record.withLock { $0.bodySize = ($0.bodySize ?? 0) + count }
     }
 
-    /// Marks the stream finished, its byte count as the call's body size; `false` when it already was.
+    /// Marks the stream finished (a body that delivered nothing has size 0); `false` when it already was.
     private func markFinished() -> Bool {
         record.withLock { record in
-            guard !record.stream.isFinished else { return false }
-            record.stream.isFinished = true
-            record.bodySize = record.stream.bytes
+            guard !record.streamFinished else { return false }
+            record.streamFinished = true
+            record.bodySize = record.bodySize ?? 0
             return true
         }
     }

@@ -21,6 +21,12 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     /// `courier-ahc / raw-ahc-idle` leaves out what AsyncHTTPClient's idle timer costs (it re-arms an event-loop
     /// timer on every read).
     case rawAHCIdle = "raw-ahc-idle"
+    /// `raw-ahc-idle` with each request in a child task of its own (`async let`), as Courier runs each call (so that
+    /// ``Courier/Client/cancelAll(tagged:)`` cancels the call and not its caller) and as a server's handler runs in a
+    /// task per request. A new task's allocator starts empty, so the frames under it come from fresh slabs on every
+    /// request, where `raw-ahc`'s long-lived worker tasks reuse theirs: `courier-ahc / raw-ahc-task` leaves out what
+    /// the task per call and the idle timer cost.
+    case rawAHCTask = "raw-ahc-task"
     /// Courier's full default pipeline on ``CourierURLSession/URLSessionTransport``.
     case courierURLSession = "courier-urlsession"
     /// An ephemeral `URLSession`, `dataTask` with a completion handler wrapped in a continuation.
@@ -39,7 +45,7 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
         case .openapiCourier: .openapiAHC
         case .courierAHC, .openapiAHC: .rawAHC
         case .courierURLSession: .rawURLSession
-        case .rawAHC, .rawAHCIdle, .rawURLSession: nil
+        case .rawAHC, .rawAHCIdle, .rawAHCTask, .rawURLSession: nil
         }
     }
 }
@@ -124,12 +130,16 @@ struct RawAHCLoopbackClient: LoopbackClient {
     let http: HTTPClient
     let url: String
     let decoder = JSONDecoder()
+    /// Whether each request runs in a child task of its own (`raw-ahc-task`).
+    let taskPerRequest: Bool
 
     init(
-        url: URL, connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil, readTimeout: TimeAmount? = nil
+        url: URL, connections: Int, tls: ServerHost.Endpoint.ClientTLS? = nil, readTimeout: TimeAmount? = nil,
+        taskPerRequest: Bool = false
     ) {
         self.http = Self.makeHTTPClient(connections: connections, tls: tls, readTimeout: readTimeout)
         self.url = url.absoluteString
+        self.taskPerRequest = taskPerRequest
     }
 
     /// An `HTTPClient` with the transport's settings, `connections` connections per host, the given read timeout
@@ -156,6 +166,15 @@ struct RawAHCLoopbackClient: LoopbackClient {
     }
 
     func fetch(decode: Bool) async throws {
+        if taskPerRequest {
+            async let fetched: Void = fetchInPlace(decode: decode)
+            try await fetched
+        } else {
+            try await fetchInPlace(decode: decode)
+        }
+    }
+
+    private func fetchInPlace(decode: Bool) async throws {
         let response = try await http.execute(HTTPClientRequest(url: url), deadline: .distantFuture)
         let body = try await response.body.collect(upTo: Client.Configuration.defaultMaxResponseBodySize)
         guard response.status == .ok else { throw LoopbackError.unexpectedStatus(Int(response.status.code)) }
@@ -223,9 +242,10 @@ func makeClient(_ kind: ClientKind, endpoint: ServerHost.Endpoint, connections: 
         return CourierLoopbackClient(client: client)
     case .rawAHC:
         return RawAHCLoopbackClient(url: tinyURL, connections: connections, tls: try endpoint.clientTLS())
-    case .rawAHCIdle:
+    case .rawAHCIdle, .rawAHCTask:
         return RawAHCLoopbackClient(
-            url: tinyURL, connections: connections, tls: try endpoint.clientTLS(), readTimeout: .seconds(60))
+            url: tinyURL, connections: connections, tls: try endpoint.clientTLS(), readTimeout: .seconds(60),
+            taskPerRequest: kind == .rawAHCTask)
     case .courierURLSession:
         return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: URLSessionTransport()))
     case .rawURLSession:

@@ -116,7 +116,8 @@ enum Report {
 
     /// Each client / its raw transport (Courier-AHC, OpenAPI-AHC and Courier-URLSession), then Courier-AHC /
     /// OpenAPI-AHC, Courier-AHC / raw-ahc-idle (raw AHC with Courier's idle timeout) and Courier-AHC / raw-ahc-task
-    /// (that, with a task per request, as Courier's calls have), cell by cell, per protocol:
+    /// (that, with a task per request, as Courier's calls have), and what those two features cost raw AHC itself
+    /// (raw-ahc-idle / raw-ahc, raw-ahc-task / raw-ahc-idle), cell by cell, per protocol:
     /// each ratio per round (both clients of a pair measured in the same round), then the median of those rounds.
     private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
         let protocolColumn = showsProtocol(options)
@@ -134,7 +135,8 @@ enum Report {
             options.clients.compactMap { kind in kind.baseline.map { (kind, $0) } }
             + [
                 (ClientKind.courierAHC, ClientKind.openapiAHC), (ClientKind.courierAHC, ClientKind.rawAHCIdle),
-                (ClientKind.courierAHC, ClientKind.rawAHCTask),
+                (ClientKind.courierAHC, ClientKind.rawAHCTask), (ClientKind.rawAHCIdle, ClientKind.rawAHC),
+                (ClientKind.rawAHCTask, ClientKind.rawAHCIdle),
             ]
         for wire in options.protocols {
             for (kind, baseline) in pairs {

@@ -98,7 +98,7 @@ let budgetURL = URL(fileURLWithPath: #filePath)
     .appendingPathComponent("budget.tsv")
 let writeBudget = CommandLine.arguments.contains("--write-budget")
 /// `--only NAME` runs one scenario and `--iterations N` changes the count (for a profiler such as heaptrack);
-/// `--time N` times N calls instead of counting allocations.
+/// `--time N` times N calls instead of counting allocations, `--cold N` times them with the caches flushed first.
 func argument(after flag: String) -> String? {
     guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else {
         return nil
@@ -130,6 +130,49 @@ func cpuSeconds() -> Double {
     getrusage(RUSAGE_SELF.rawValue, &usage)
     let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
     return user + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+// `--cold N`: the CPU time of N calls per scenario with the data caches flushed before each one (a walk over
+// `--kb K` KiB, 4,096 by default, which evicts the caches a call's data lives in), against the same walks without the
+// calls, and against N calls back to back: what a call costs when it starts cold, as in a sequential client whose
+// thread slept between two responses. A diagnostic for issue #17, like `--time`; never a check.
+if let coldCalls = argument(after: "--cold").flatMap({ Int($0) }), coldCalls > 0 {
+    let words = (argument(after: "--kb").flatMap { Int($0) } ?? 4_096) * 128
+    let flusher = CacheFlusher(words: words)
+    print(
+        "# courier-allocations --cold: CPU per call with the data caches flushed (\(words / 128) KiB walked) "
+            + "before each of \(coldCalls) calls")
+    print("| scenario | round | flush alone µs | cold call µs | warm call µs |")
+    print("|---|---|---|---|---|")
+    for scenario in scenarios where only == nil || scenario.name == only {
+        try await Task.detached { for _ in 0..<2_000 { try await scenario.call(client) } }.value
+        var rounds: [(flush: Double, cold: Double, warm: Double)] = []
+        for round in 1...5 {
+            var before = cpuSeconds()
+            await Task.detached { for _ in 0..<coldCalls { flusher.flush() } }.value
+            let flushAlone = (cpuSeconds() - before) / Double(coldCalls) * 1e6
+            before = cpuSeconds()
+            try await Task.detached {
+                for _ in 0..<coldCalls {
+                    flusher.flush()
+                    try await scenario.call(client)
+                }
+            }.value
+            let flushAndCall = (cpuSeconds() - before) / Double(coldCalls) * 1e6
+            before = cpuSeconds()
+            try await Task.detached { for _ in 0..<coldCalls { try await scenario.call(client) } }.value
+            let warm = (cpuSeconds() - before) / Double(coldCalls) * 1e6
+            rounds.append((flushAlone, flushAndCall - flushAlone, warm))
+            let cells = [flushAlone, flushAndCall - flushAlone, warm].map { String(format: "%.2f", $0) }
+            print("| \(scenario.name) | \(round) | \(cells.joined(separator: " | ")) |")
+        }
+        let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+        let medians = [median(rounds.map(\.flush)), median(rounds.map(\.cold)), median(rounds.map(\.warm))]
+        let cells = medians.map { String(format: "%.2f", $0) }
+        print("| **\(scenario.name)** | median | \(cells.joined(separator: " | ")) |")
+    }
+    print("(checksum \(flusher.checksum % 10))")
+    exit(0)
 }
 
 // `--time N`: instead of counting, the CPU time of N calls per scenario (after 2,000 unmeasured), in a detached
@@ -178,4 +221,34 @@ if writeBudget {
 } else if failed {
     print("error: allocations per call grew past the committed budget (\(budgetURL.path))")
     exit(1)
+}
+
+/// A buffer larger than the caches, walked one cache line at a time: each walk evicts what a call left there.
+///
+/// `@unchecked Sendable` is sound: one task at a time uses it (each `--cold` measurement awaits the detached task that
+/// walks it before the next starts).
+final class CacheFlusher: @unchecked Sendable {
+    private let words: UnsafeMutablePointer<UInt64>
+    private let count: Int
+    /// The sum of what the walks read, printed so that the walks cannot be optimized away.
+    private(set) var checksum: UInt64 = 0
+
+    init(words count: Int) {
+        self.count = count
+        words = UnsafeMutablePointer<UInt64>.allocate(capacity: count)
+        words.initialize(repeating: 1, count: count)
+    }
+
+    /// Reads and writes one word of every 64-byte line.
+    @inline(never)
+    func flush() {
+        var sum = checksum
+        var index = 0
+        while index < count {
+            sum &+= words[index]
+            words[index] = sum
+            index += 8
+        }
+        checksum = sum
+    }
 }

@@ -1,3 +1,13 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Android)
+    import Android
+#endif
+
 /// The calls a client (and every client derived from it) has in flight, so that they can be cancelled from outside.
 ///
 /// Each registered call runs in a child task of its caller (`async let`: allocated in the caller's task allocator,
@@ -9,8 +19,10 @@ final class RequestRegistry: Sendable {
     ///
     /// `@unchecked Sendable` is sound: `UnsafeCurrentTask` is not `Sendable` because it must not outlive its task,
     /// and `cancel()` is thread-safe. The handle is stored in an entry when the call starts, inside the call's own
-    /// task, and the entry is removed, under the same lock, before that task returns; ``cancel(where:)`` calls
-    /// `cancel()` only under that lock, while the entry exists. So `cancel()` never reaches a task that has ended.
+    /// task, and the entry is removed before that task returns. ``cancel(where:)`` takes a handle only from an entry
+    /// that exists, under the lock, and counts itself in the entry's `cancellers` until its `cancel()` has returned;
+    /// the task waits for that count to be zero before it removes its entry and returns. So `cancel()` never reaches
+    /// a task that has ended.
     private struct TaskHandle: @unchecked Sendable {
         let task: UnsafeCurrentTask?
         func cancel() { task?.cancel() }
@@ -20,6 +32,8 @@ final class RequestRegistry: Sendable {
         var tags: Set<RequestTag>
         var task: TaskHandle
         var isCancelled = false
+        /// The ``cancel(where:)`` calls cancelling this entry's task right now, outside the lock.
+        var cancellers = 0
     }
 
     /// The entries in slots: a call takes a free slot (or a new one) and gives it back when it ends, with no hashing
@@ -40,7 +54,15 @@ final class RequestRegistry: Sendable {
             return slots.count - 1
         }
 
-        mutating func remove(_ slot: Int) {
+        /// Removes the entry in `slot` unless a ``RequestRegistry/cancel(where:)`` is cancelling its task right now;
+        /// returns whether it did.
+        mutating func removeUnlessCancelling(_ slot: Int) -> Bool {
+            guard (slots[slot]?.cancellers ?? 0) == 0 else { return false }
+            remove(slot)
+            return true
+        }
+
+        private mutating func remove(_ slot: Int) {
             slots[slot] = nil
             freeSlots.append(slot)
             if count == 0, slots.count > State.keptSlots {
@@ -85,24 +107,40 @@ final class RequestRegistry: Sendable {
         let slot = withUnsafeCurrentTask { task in
             state.withLock { $0.insert(Entry(tags: tags, task: TaskHandle(task: task))) }
         }
-        defer { state.withLock { $0.remove(slot) } }
+        defer { unregister(slot) }
         return try await operation()
     }
 
+    /// Removes a call's entry as its task ends. When a ``cancel(where:)`` is calling this task's `cancel()` at that
+    /// moment (outside the lock, running its cancellation handlers), the task waits for it to return: the handle
+    /// must not outlive the task. That is the time one `cancel()` takes, and only for a call cancelled as it ends.
+    private func unregister(_ slot: Int) {
+        while !state.withLock({ $0.removeUnlessCancelling(slot) }) {
+            sched_yield()
+        }
+    }
+
     /// Cancels every call in flight whose tags satisfy `matches`; returns how many were cancelled.
+    ///
+    /// The tasks are cancelled outside the registry's lock: cancelling runs a task's cancellation handlers right
+    /// here, synchronously, and a handler may itself cancel calls (a transport's, a caller's), which takes the lock.
     @discardableResult
     func cancel(where matches: (Set<RequestTag>) -> Bool) -> Int {
-        // Under the lock: an entry's task is alive while the entry exists (see `TaskHandle`). Cancelling runs the
-        // task's cancellation handlers here, synchronously; none of Courier's touches the registry.
-        state.withLock { state in
-            var count = 0
+        let cancelling = state.withLock { state in
+            var handles: [(slot: Int, task: TaskHandle)] = []
             for slot in state.slots.indices {
                 guard let entry = state.slots[slot], !entry.isCancelled, matches(entry.tags) else { continue }
                 state.slots[slot]?.isCancelled = true
-                entry.task.cancel()
-                count += 1
+                state.slots[slot]?.cancellers += 1
+                handles.append((slot, entry.task))
             }
-            return count
+            return handles
         }
+        for (slot, task) in cancelling {
+            // The entry is still in `slot`: its task waits for `cancellers` to drop to zero before removing it.
+            task.cancel()
+            state.withLock { $0.slots[slot]?.cancellers -= 1 }
+        }
+        return cancelling.count
     }
 }

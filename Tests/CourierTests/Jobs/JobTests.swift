@@ -141,6 +141,35 @@ struct JobTests {
         #expect(mock.recordedRequests.count == 2)
     }
 
+    @Test("a call's cancellation handler may cancel other calls: no handler runs under the registry's lock")
+    func cancellationHandlerCancelsOtherCalls() async throws {
+        let (client, mock) = Fixtures.client()
+        let gate = JobFixtures.Gate()
+        var arrivals = gate.arrivals.makeAsyncIterator()
+        mock.stub(.get, "/first") { _ in
+            // Cancelling this call runs the handler synchronously, inside `cancelAll(tagged: "first")`.
+            let entered = await withTaskCancellationHandler {
+                await gate.enter("first")
+            } onCancel: {
+                client.cancelAll(tagged: "second")
+            }
+            guard entered else { throw CancellationError() }
+            return .text("first")
+        }
+        mock.stub(.get, "/second") { _ in
+            guard await gate.enter("second") else { throw CancellationError() }
+            return .text("second")
+        }
+        let first = Task { try await client.send(Probe(path: "/first"), tags: ["first"]) }
+        let second = Task { try await client.send(Probe(path: "/second"), tags: ["second"]) }
+        _ = await JobFixtures.waitFor(2, on: &arrivals)
+        #expect(client.cancelAll(tagged: "first") == 1)
+        await #expect(throws: CancellationError.self) { try await first.value }
+        await #expect(throws: CancellationError.self) { try await second.value }
+        #expect(gate.parked.isEmpty)
+        #expect(client.callsInFlight == 0)
+    }
+
     @Test("cancelAll does not affect calls started after it")
     func cancelAllIsNotSticky() async throws {
         let (client, mock) = Fixtures.client()

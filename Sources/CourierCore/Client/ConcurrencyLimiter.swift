@@ -32,12 +32,19 @@ final class ConcurrencyLimiter: Sendable {
         guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let cancelled = state.withLock { state -> Bool in
-                    if Task.isCancelled { return true }
+                // Checked again under the lock that queues the call: a slot given back since the check above went
+                // to the pool (there was no waiter yet), and a call queued behind it would wait for the next
+                // release, which may never come.
+                let outcome = state.withLock { state -> Result<Void, CancellationError>? in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if state.available > 0 {
+                        state.available -= 1
+                        return .success(())
+                    }
                     state.waiters.append((id, continuation))
-                    return false
+                    return nil
                 }
-                if cancelled { continuation.resume(throwing: CancellationError()) }
+                if let outcome { continuation.resume(with: outcome.mapError { $0 as any Error }) }
             }
         } onCancel: {
             let continuation = state.withLock { state -> CheckedContinuation<Void, any Error>? in
@@ -67,6 +74,9 @@ final class ConcurrencyLimiter: Sendable {
         }
         next?.resume()
     }
+
+    /// Slots free (for tests).
+    var free: Int { state.withLock { $0.available } }
 
     /// Calls waiting for a slot (for tests).
     var waiting: Int { state.withLock { $0.waiters.count - $0.waitersStart } }

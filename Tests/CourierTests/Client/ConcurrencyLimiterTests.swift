@@ -53,6 +53,36 @@ struct ConcurrencyLimiterTests {
         #expect(limiter.waiting == 0)
     }
 
+    @Test("a slot given back while a call is between its check and its queueing goes to that call")
+    func releaseRacingAQueueingCall() async throws {
+        // The limiter used to check for a free slot, drop its lock, and queue the call under a second lock: a
+        // release in between returned the slot to the pool, and the call then queued behind a free slot and waited
+        // for a release that might never come. The state that shows it, a free slot with a waiter, lasts until the
+        // next release, so the loop sees it whenever the race was lost; it then releases once more to go on.
+        let limiter = ConcurrencyLimiter(limit: 1)
+        var stuck = 0
+        for _ in 0..<20_000 {
+            try await limiter.acquire()
+            let done = LockedBox(false)
+            let waiter = Task {
+                try await limiter.acquire()
+                done.withLock { $0 = true }
+                limiter.release()
+            }
+            limiter.release()
+            while !done.withLock({ $0 }) {
+                if limiter.waiting == 1, limiter.free == 1 {
+                    stuck += 1
+                    limiter.release()
+                }
+                await Task.yield()
+            }
+            try await waiter.value
+        }
+        #expect(stuck == 0, "a call waited behind a free slot \(stuck) times")
+        #expect(limiter.free == 1)
+    }
+
     @Test("up to the limit, nobody waits")
     func belowTheLimit() async throws {
         let limiter = ConcurrencyLimiter(limit: 3)

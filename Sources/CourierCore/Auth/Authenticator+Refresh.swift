@@ -19,6 +19,9 @@ extension Authenticator {
         refreshStarts.append(time)
         lastID += 1
         let id = lastID
+        if let previous = flight {
+            supersededFlights[previous.id] = previous
+        }
         flight = Flight(id: id, version: credential?.version)
         // The task runs on this actor, so it cannot finish the flight before `wait` below has registered:
         // nothing between here and the registration suspends.
@@ -47,10 +50,19 @@ extension Authenticator {
 
     /// Resumes a cancelled waiter with `CancellationError`, if it is still waiting.
     private func cancel(waiter: Int) {
-        guard let index = flight?.waiters.firstIndex(where: { $0.id == waiter }),
+        if let index = flight?.waiters.firstIndex(where: { $0.id == waiter }),
             let removed = flight?.waiters.remove(at: index)
-        else { return }
-        removed.continuation.resume(throwing: CancellationError())
+        {
+            removed.continuation.resume(throwing: CancellationError())
+            return
+        }
+        for (id, superseded) in supersededFlights {
+            guard let index = superseded.waiters.firstIndex(where: { $0.id == waiter }),
+                let removed = supersededFlights[id]?.waiters.remove(at: index)
+            else { continue }
+            removed.continuation.resume(throwing: CancellationError())
+            return
+        }
     }
 
     /// Runs the refresh of flight `id`, saves its result, and resumes every waiter with it, in arrival order.
@@ -67,10 +79,23 @@ extension Authenticator {
             }
             result = await adopt(renewed, replacing: credential)
         } catch {
-            result = .failure(await classify(error, refreshing: credential))
+            if let outcome = sessionChanged(since: credential) {
+                // A sign-in or sign-out during the refresh wins over its failure too: the waiters get the new
+                // session's credential (or its end), not an error of the session that is gone.
+                result = outcome
+            } else {
+                result = .failure(await classify(error, refreshing: credential))
+            }
         }
-        guard let finished = flight, finished.id == id else { return }
-        flight = nil
+        let finished: Flight
+        if let current = flight, current.id == id {
+            finished = current
+            flight = nil
+        } else if let superseded = supersededFlights.removeValue(forKey: id) {
+            finished = superseded
+        } else {
+            return
+        }
         for waiter in finished.waiters {
             waiter.continuation.resume(with: result)
         }

@@ -91,7 +91,12 @@ public actor Authenticator {
     var latestVersion = 0
     /// The current version, once a server has rejected it (no fallback to it after a failed refresh).
     var rejectedVersion: Int?
+    /// The refresh new callers join: the newest one.
     var flight: Flight?
+    /// Refreshes that a newer one replaced as ``flight`` before they finished (after a sign-in or sign-out, a
+    /// refresh of the new session can start while one of the old is still out): their waiters are resumed when
+    /// they finish, as the current flight's are.
+    var supersededFlights: [Int: Flight] = [:]
     var lastID = 0
     var refreshStarts: [Date] = []
     var storeTail: Task<Void, Never>?

@@ -77,11 +77,21 @@ struct AuthenticatorTests {
         #expect(await store.load() == nil)
     }
 
-    @Test("a sign-in during a refresh wins: waiters get the signed-in credential")
-    func signInDuringRefresh() async throws {
+    /// With `refreshFails`, the refresh of the old session fails with a dead grant after the sign-in: its waiters
+    /// used to get that error although a signed-in session was there.
+    @Test(
+        "a sign-in during a refresh wins: waiters get the signed-in credential, whether the refresh succeeds or fails",
+        arguments: [false, true])
+    func signInDuringRefresh(refreshFails: Bool) async throws {
         let gate = F.Gate()
         let store = InMemoryCredentialStore()
-        let authenticator = Authenticator(store: store, refresher: F.ScriptedRefresher(gate: gate), now: { F.start })
+        let refresher = F.ScriptedRefresher(gate: gate) { _, call in
+            guard !refreshFails else {
+                throw CourierError(code: .reauthenticationRequired, stage: .decide, message: "invalid_grant")
+            }
+            return Credential(accessToken: "access-\(call + 1)", refreshToken: "refresh-\(call + 1)")
+        }
+        let authenticator = Authenticator(store: store, refresher: refresher, now: { F.start })
         try await authenticator.signIn(F.signedIn())
 
         let waiter = Task { try await authenticator.refresh(rejected: 1) }
@@ -90,7 +100,45 @@ struct AuthenticatorTests {
         await gate.open()
 
         #expect(try await waiter.value == other)
+        #expect(try await authenticator.currentCredential() == other)
         #expect(await store.load() == other)
+    }
+
+    /// A refresh of the old session held at the gate with a waiter, a sign-in, and a refresh of the new session
+    /// (its credential rejected too) held with a waiter of its own.
+    private func refreshesOfTwoSessions() async throws -> (
+        gate: F.Gate, signedIn: Credential, oldWaiter: Task<Credential, any Error>,
+        newWaiter: Task<Credential, any Error>
+    ) {
+        let gate = F.Gate()
+        let authenticator = Authenticator(refresher: F.ScriptedRefresher(gate: gate), now: { F.start })
+        try await authenticator.signIn(F.signedIn())
+        let oldWaiter = Task { try await authenticator.refresh(rejected: 1) }
+        await gate.waitForArrivals(1)
+        let other = try await authenticator.signIn(Credential(accessToken: "other-user", refreshToken: "other"))
+        let newWaiter = Task { try await authenticator.refresh(rejected: other.version) }
+        await gate.waitForArrivals(2)
+        return (gate, other, oldWaiter, newWaiter)
+    }
+
+    @Test("a refresh of a newer session, started while the old one's is out, does not orphan the old one's waiters")
+    func refreshOfANewSessionKeepsTheOldWaiters() async throws {
+        let (gate, other, oldWaiter, newWaiter) = try await refreshesOfTwoSessions()
+        await gate.open()
+
+        // The new session's refresh wins; the old one's waiter gets the session's credential when its refresh ends
+        // (it used to stay suspended for ever: the new flight replaced the old one, whose end found no waiters).
+        #expect(try await newWaiter.value.version > other.version)
+        #expect(try await oldWaiter.value.version >= other.version)
+    }
+
+    @Test("a waiter of a superseded refresh can still be cancelled")
+    func cancelAWaiterOfASupersededRefresh() async throws {
+        let (gate, _, oldWaiter, newWaiter) = try await refreshesOfTwoSessions()
+        oldWaiter.cancel()
+        await #expect(throws: CancellationError.self) { try await oldWaiter.value }
+        await gate.open()
+        _ = try await newWaiter.value
     }
 
     @Test("the credential is loaded lazily from the store, with its version, and events report the session")

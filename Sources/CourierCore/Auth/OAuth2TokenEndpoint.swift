@@ -74,7 +74,7 @@ struct OAuth2TokenEndpoint: Sendable {
 }
 
 /// A token request (RFC 6749 §3.2): a form POST that never carries the bearer credential and is never cached.
-struct OAuth2TokenRequest: Request {
+struct OAuth2TokenRequest: Request, CredentialBody {
     typealias Response = OAuth2TokenResponse
     let path: String
     let server: Server?

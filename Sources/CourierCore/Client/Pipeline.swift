@@ -398,12 +398,23 @@ struct Pipeline<R: Request>: Sendable {
     /// Throws when a decision's restart cannot happen: past ``Client/Configuration/maxRestarts``, or with a one-shot
     /// body to send again. Not inlined: its errors stay out of `attempts`' async frame.
     @inline(never)
+    /// Whether the call may go round again: within the restart budget, with a body that can be sent again, and not
+    /// carrying a ``CredentialBody`` to another origin.
     private func checkRestart(_ restarts: Int, of outgoing: OutgoingRequest, redirection: Redirection?) throws {
         guard restarts <= configuration.maxRestarts else {
             throw CourierError(
                 code: .tooManyRestarts,
                 stage: .decide,
                 message: "the decisions restarted the call \(restarts) times (at most \(configuration.maxRestarts))"
+            )
+        }
+        if let redirection, redirection.stripsCredentials, !redirection.dropsBody, request is any CredentialBody {
+            // The credentials are in the body, which a 307 or 308 re-sends: stripping headers does not protect them.
+            throw CourierError(
+                code: .insecureRedirect,
+                stage: .decide,
+                message: "refusing to send \(request.requestName)'s body, which carries credentials, to another "
+                    + "origin (\(Redactor.default.displayURL(redirection.url)))"
             )
         }
         if let body = outgoing.body, !body.isReplayable, !(redirection?.dropsBody ?? false) {
@@ -767,3 +778,8 @@ private final class Slot {
 
     deinit { limiter?.release() }
 }
+
+/// A request whose body carries credentials (an OAuth 2 token request: a refresh token, a client secret, a
+/// password): a redirect that would re-send the body to another origin (307, 308) fails with
+/// ``CourierError/Code/insecureRedirect`` instead, since stripping the credential headers does not protect a body.
+package protocol CredentialBody {}

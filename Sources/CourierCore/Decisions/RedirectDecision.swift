@@ -11,6 +11,8 @@ import HTTPTypes
 /// - A body that cannot be sent again (a one-shot stream) is never re-sent: the 3xx itself goes on down the chain.
 /// - On any change of scheme, host or port, `Authorization`, `Proxy-Authorization`, `Cookie`, `Cookie2` and every
 ///   header the client's ``Redactor`` treats as sensitive are stripped, and stay stripped for the rest of the call.
+/// - A token request of Courier's OAuth 2 refreshers and acquirers carries its credentials in the body: a 307 or
+///   308 that would re-send it to another origin fails with ``CourierError/Code/insecureRedirect``.
 /// - `https` → `http` fails with ``CourierError/Code/insecureRedirect`` unless ``allowsInsecureRedirects``;
 ///   a `Location` that is not http(s), carries userinfo or cannot be parsed fails with
 ///   ``CourierError/Code/invalidRedirect``; a `Location` is resolved against the current URL as RFC 3986 §5.2 says:

@@ -43,6 +43,31 @@ struct OAuth2RefreshTokenRefresherTests {
         #expect(body == "client_id=app&client_secret=s3cret&grant_type=refresh_token&refresh_token=refresh-1")
     }
 
+    @Test(
+        "a token endpoint that redirects to another origin with 307 or 308 gets no refresh token or secret sent there",
+        arguments: [307, 308])
+    func crossOriginRedirectOfTheTokenRequest(status: Int) async throws {
+        let (refresher, mock) = Self.refresher(secret: "s3cret")
+        mock.stub(.post, F.tokenPath, with: .status(status, headerFields: [.location: "https://other.example/t"]))
+        mock.stub(.post, "/t", with: .json(raw: #"{"access_token":"stolen","token_type":"Bearer"}"#))
+
+        let error = await #expect(throws: CourierError.self) { try await refresher.refresh(F.signedIn()) }
+
+        #expect(error?.code == .insecureRedirect)
+        #expect(mock.recordedRequests.count == 1)
+        #expect(!mock.recordedRequests.contains { $0.head.authority == "other.example" })
+    }
+
+    @Test("a token endpoint that redirects on its own origin is followed")
+    func sameOriginRedirectOfTheTokenRequest() async throws {
+        let (refresher, mock) = Self.refresher()
+        mock.stub(.post, F.tokenPath, with: .status(308, headerFields: [.location: "/oauth/token2"]))
+        mock.stub(.post, "/oauth/token2", with: .json(raw: #"{"access_token":"access-2","token_type":"Bearer"}"#))
+
+        #expect(try await refresher.refresh(F.signedIn()).accessToken == "access-2")
+        #expect(mock.recordedRequests.last?.bodyText?.contains("refresh_token=refresh-1") == true)
+    }
+
     @Test("without a new refresh token, the old one is kept")
     func keepsRefreshToken() async throws {
         let (refresher, mock) = Self.refresher()

@@ -70,7 +70,10 @@ public struct LiveResponse: AsyncSequence, Sendable {
 
     /// Starts reading the body.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: body.makeAsyncIterator(), lease: lease, limit: limit, head: head)
+        let (base, readsBody) = body.makeIterator()
+        // A second iterator only throws `bodyNotReplayable`: that misuse is not the end of the call, which the
+        // first iterator is still reading, so it gets no lease.
+        return AsyncIterator(base: base, lease: readsBody ? lease : nil, limit: limit, head: head)
     }
 
     /// Reads the chunks of a ``LiveResponse``.

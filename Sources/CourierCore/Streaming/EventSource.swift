@@ -107,8 +107,11 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private let source: EventSource
         private var parser: EventStreamParser
         private var body: LiveResponse.AsyncIterator?
-        private var pending: [ServerSentEvent] = []
+        /// Events parsed and not handed out yet, each with whether it had an `id` field of its own.
+        private var pending: [(event: ServerSentEvent, hasOwnID: Bool)] = []
         private var pendingIndex = 0
+        /// A limit the last chunk broke, thrown once the events completed before it are handed out.
+        private var pendingError: (any Error)?
         private var isFinished = false
         /// Reconnects in a row without a delivered event.
         private var failedReconnects = 0
@@ -176,9 +179,11 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
             while !isFinished {
                 if pendingIndex < pending.count {
-                    let event = pending[pendingIndex]
+                    let (event, hasOwnID) = pending[pendingIndex]
                     pendingIndex += 1
-                    if skippingReplays, let id = event.id, deliveredIDs.contains(id) { continue }
+                    // Only an event that names its ID can be a replay: one without an `id` field carries the ID the
+                    // stream left (which the reconnect sent as Last-Event-ID), and is new.
+                    if skippingReplays, hasOwnID, let id = event.id, deliveredIDs.contains(id) { continue }
                     skippingReplays = false
                     failedReconnects = 0
                     if let id = event.id, deliveredIDs.last != id {
@@ -192,8 +197,18 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                     continue
                 }
                 do {
+                    if let error = pendingError {
+                        pendingError = nil
+                        throw error
+                    }
                     if let chunk = try await body?.next() {
-                        pending = try parser.parse(chunk)
+                        var parsed: [(event: ServerSentEvent, hasOwnID: Bool)] = []
+                        do {
+                            try parser.parse(chunk, markingIDs: { parsed.append(($0, $1)) })
+                        } catch {
+                            pendingError = error  // after the events before it, as the parser's own contract says
+                        }
+                        pending = parsed
                         pendingIndex = 0
                     } else {
                         try await drop(reason: "the server ended the stream", error: nil)
@@ -252,6 +267,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             body = nil
             parser.finish()
             pending = []
+            pendingError = nil
             pendingIndex = 0
             if source.policy.maxReconnects == 0 {
                 // Reconnecting is off: the stream's end is the sequence's end, and its failure the sequence's.

@@ -55,6 +55,8 @@ public struct EventStreamParser: Sendable {
     private var idBuffer: String?
     /// The reconnection time set by the current block, if any.
     private var blockRetry: Duration?
+    /// Whether the event being read has an `id` field of its own.
+    private var blockHasID = false
 
     /// Creates a parser for one stream.
     ///
@@ -78,6 +80,14 @@ public struct EventStreamParser: Sendable {
     ///   (stage ``CourierError/Stage/parse``, the message naming the limit and the size), or what `emit` throws.
     ///   The events before have been emitted.
     public mutating func parse(_ bytes: some Collection<UInt8>, into emit: (ServerSentEvent) throws -> Void) throws {
+        try parse(bytes, markingIDs: { event, _ in try emit(event) })
+    }
+
+    /// ``parse(_:into:)``, also telling for each event whether it had an `id` field of its own (`false`: its ``id``
+    /// is the one an earlier event left, which a replay check must not take for a repeat).
+    mutating func parse(
+        _ bytes: some Collection<UInt8>, markingIDs emit: (ServerSentEvent, _ hasOwnID: Bool) throws -> Void
+    ) throws {
         let done: Void? = try bytes.withContiguousStorageIfAvailable { try parse(buffer: $0, emit) }
         if done == nil {
             try Array(bytes).withUnsafeBufferPointer { try parse(buffer: $0, emit) }
@@ -109,9 +119,12 @@ public struct EventStreamParser: Sendable {
         eventType = ""
         idBuffer = lastEventID
         blockRetry = nil
+        blockHasID = false
     }
 
-    private mutating func parse(buffer: UnsafeBufferPointer<UInt8>, _ emit: (ServerSentEvent) throws -> Void) throws {
+    private mutating func parse(
+        buffer: UnsafeBufferPointer<UInt8>, _ emit: (ServerSentEvent, _ hasOwnID: Bool) throws -> Void
+    ) throws {
         guard let base = buffer.baseAddress else { return }
         let end = buffer.count
         var start = 0
@@ -177,7 +190,9 @@ public struct EventStreamParser: Sendable {
     }
 
     /// Interprets one line, without its line end.
-    private mutating func interpret(_ text: UnsafeBufferPointer<UInt8>, _ emit: (ServerSentEvent) throws -> Void)
+    private mutating func interpret(
+        _ text: UnsafeBufferPointer<UInt8>, _ emit: (ServerSentEvent, _ hasOwnID: Bool) throws -> Void
+    )
         throws
     {
         guard let bytes = text.baseAddress, text.count > 0 else { return try dispatch(emit) }
@@ -202,6 +217,7 @@ public struct EventStreamParser: Sendable {
         case 2 where bytes[0] == 0x69 && bytes[1] == 0x64:  // id
             if !value.contains(0) {
                 idBuffer = value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
+                blockHasID = true
             }
         case 5 where bytes[0] == 0x72 && bytes[1] == 0x65 && bytes[2] == 0x74 && bytes[3] == 0x72 && bytes[4] == 0x79:
             if let milliseconds = Self.milliseconds(value) {  // retry
@@ -214,8 +230,10 @@ public struct EventStreamParser: Sendable {
     }
 
     /// Dispatches the event on a blank line, when it has data; resets the event either way.
-    private mutating func dispatch(_ emit: (ServerSentEvent) throws -> Void) throws {
+    private mutating func dispatch(_ emit: (ServerSentEvent, _ hasOwnID: Bool) throws -> Void) throws {
         lastEventID = idBuffer
+        let hasOwnID = blockHasID
+        blockHasID = false
         guard !data.isEmpty else {
             eventType = ""
             blockRetry = nil
@@ -229,7 +247,7 @@ public struct EventStreamParser: Sendable {
         data.removeAll(keepingCapacity: data.capacity <= LineEnds.retainedCapacity)
         eventType = ""
         blockRetry = nil
-        try emit(event)
+        try emit(event, hasOwnID)
     }
 
     /// The value as a base-ten integer when it is one or more ASCII digits that fit an `Int64`.

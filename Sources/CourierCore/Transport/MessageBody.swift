@@ -135,9 +135,19 @@ public struct MessageBody: AsyncSequence, Sendable {
     /// A one-shot body yields its chunks to the first iterator only; any later iterator throws
     /// ``CourierError/Code/bodyNotReplayable``.
     public func makeAsyncIterator() -> AsyncIterator {
+        makeIterator().iterator
+    }
+
+    /// An iterator over the chunks, and whether it is one that reads the body (`false`: a later iterator of a
+    /// one-shot body, which only throws ``CourierError/Code/bodyNotReplayable``).
+    func makeIterator() -> (iterator: AsyncIterator, readsBody: Bool) {
         guard claimFirstRead() else {
-            return AsyncIterator(failing: CourierError(code: .bodyNotReplayable, stage: .transport))
+            return (AsyncIterator(failing: CourierError(code: .bodyNotReplayable, stage: .transport)), false)
         }
+        return (makeReadingIterator(), true)
+    }
+
+    private func makeReadingIterator() -> AsyncIterator {
         switch storage {
         case .bytes(let bytes):
             return AsyncIterator(bytes: bytes)

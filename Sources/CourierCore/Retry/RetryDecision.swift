@@ -18,10 +18,13 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     /// The lowest of the policy's retryable statuses: a response below it (every success, with the default policy) is
     /// not looked up in the set, whose hashing every call paid (issue #17).
     private let lowestRetryableStatus: Int
+    /// Whether the policy's ``RetryPolicy/condition`` is the whole rule, method included (``init(remaining:delay:when:)``,
+    /// whose condition says which responses are worth retrying), or replaces only the status check (a policy's).
+    private let conditionCoversMethod: Bool
 
     /// Creates a decision applying `policy`.
     public init(policy: RetryPolicy) {
-        self.init(policy: policy, retried: 0)
+        self.init(policy: policy, retried: 0, conditionCoversMethod: false)
     }
 
     /// Creates a decision that retries up to `remaining` times.
@@ -38,13 +41,15 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     ) {
         self.init(
             policy: RetryPolicy(maxRetries: remaining, backoff: RetryPolicy.Backoff(delay), condition: condition),
-            retried: 0
+            retried: 0,
+            conditionCoversMethod: condition != nil
         )
     }
 
-    private init(policy: RetryPolicy, retried: Int) {
+    private init(policy: RetryPolicy, retried: Int, conditionCoversMethod: Bool) {
         self.policy = policy
         self.retried = retried
+        self.conditionCoversMethod = conditionCoversMethod
         self.lowestRetryableStatus = policy.retryableStatuses.min() ?? .max
     }
 
@@ -58,7 +63,11 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     /// worth retrying.
     public func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool {
         guard remaining > 0, context.canResendBody else { return false }
-        if let condition = policy.condition { return condition(response, context) }
+        if let condition = policy.condition {
+            // A policy's condition replaces the status check only: a POST is still not retried without an
+            // idempotency key, as the policy promises.
+            return (conditionCoversMethod || policy.allowsRetry(of: context.request)) && condition(response, context)
+        }
         let code = response.status.code
         return code >= lowestRetryableStatus && policy.retryableStatuses.contains(code)
             && policy.allowsRetry(of: context.request)
@@ -104,7 +113,8 @@ public struct RetryDecision: Decision, TransportFailureDecision {
         if pause > .zero {
             try await context.clock.sleep(for: pause, tolerance: nil)
         }
-        let successor = RetryDecision(policy: policy, retried: retried + 1)
+        let successor = RetryDecision(
+            policy: policy, retried: retried + 1, conditionCoversMethod: conditionCoversMethod)
         return .restart(with: context.decisions(replacingCurrentWith: successor))
     }
 

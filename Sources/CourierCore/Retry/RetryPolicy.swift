@@ -46,7 +46,8 @@ public struct RetryPolicy: Sendable {
     public var errorCondition: (@Sendable (any Error, DecisionContext) -> Bool)?
     /// The longest `Retry-After` honoured; a longer one fails the call at once.
     public var maxRetryAfter: Duration
-    /// An extra rule replacing the status check: whether this response is worth retrying.
+    /// An extra rule replacing the status check: whether this response is worth retrying. The method check stays:
+    /// a request that is not idempotent (and carries no idempotency key) is not retried whatever it says.
     public var condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)?
 
     /// Creates a policy; every parameter has the default described on the type.

@@ -166,6 +166,24 @@ struct RetryDecisionTests {
         #expect(mock.recordedRequests.count == 2)
     }
 
+    @Test(
+        "a policy's condition replaces the status check, not the method check: a POST is retried only with a key",
+        arguments: [false, true])
+    func policyConditionKeepsTheMethodCheck(withKey: Bool) async throws {
+        let (client, mock) = Fixtures.client {
+            $0.retryPolicy = RetryPolicy(backoff: .none, condition: { response, _ in response.status.code == 500 })
+        }
+        mock.stub(.post, "/probe", with: [.status(500), .text("ok")])
+        var probe = Probe(method: .post, path: "/probe")
+        if withKey { probe.headers = ["Idempotency-Key": "k-1"] }
+        if withKey {
+            #expect(try await client.send(probe) == "ok")
+        } else {
+            await #expect(throws: CourierError.self) { try await client.send(probe) }
+        }
+        #expect(mock.recordedRequests.count == (withKey ? 2 : 1))
+    }
+
     @Test("deciding restarts with a successor that has one retry fewer, in the same place")
     func successorReplacesCurrent() async throws {
         let retry = RetryDecision(remaining: 2)

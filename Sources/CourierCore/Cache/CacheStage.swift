@@ -174,7 +174,12 @@ struct CacheStage: Sendable {
                     {
                         return .answer(serve(stored, age: age, as: .stale))
                     }
-                    if let window = stored.control.staleWhileRevalidate, staleness <= TimeInterval(window) {
+                    // The server's leniency for a stale entry, not for one the request finds too old: a request's
+                    // own max-age or min-fresh (a forced reload sends max-age=0) goes to the network.
+                    if let window = stored.control.staleWhileRevalidate, staleness >= 0,
+                        staleness <= TimeInterval(window), requestControl.minFresh == nil,
+                        requestControl.maxAge.map({ age <= TimeInterval($0) }) ?? true
+                    {
                         revalidateInBackground(
                             request, stored: stored, key: key, cache: cache, context: context, over: transport)
                         return .answer(serve(stored, age: age, as: .stale))

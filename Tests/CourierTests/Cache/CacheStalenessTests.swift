@@ -80,6 +80,24 @@ struct CacheStalenessTests {
         #expect(next.value == "fresh" && next.cacheStatus?.outcome == .hit)
     }
 
+    @Test(
+        "stale-while-revalidate does not override the request's own max-age or min-fresh",
+        arguments: ["max-age=10", "max-age=0", "min-fresh=3600"])
+    func staleWhileRevalidateYieldsToTheRequest(requestDirective: String) async throws {
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(
+            .get, "/page",
+            with: .text(
+                "stored", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=100, stale-while-revalidate=30"])
+            ))
+        _ = try await harness.send()
+        harness.time.advance(by: 20)  // fresh for the server; too old for the request
+        harness.mock.stub(.get, "/page", with: .text("fresh"))
+        let served = try await harness.send(Page(headers: ["Cache-Control": requestDirective]))
+        #expect(served.value == "fresh" && served.cacheStatus?.outcome == .miss)
+        #expect(harness.networkCount == 2)
+    }
+
     @Test("stale-while-revalidate past its window: revalidated in the foreground")
     func staleWhileRevalidateExpired() async throws {
         let harness = try await storedThenStale("max-age=10, stale-while-revalidate=3")

@@ -219,10 +219,11 @@ struct CacheStage: Sendable {
         }
         let requestTime = cache.now()
         // A removal from now on (a sign-out, a purge, an invalidation) keeps this response out of the cache.
-        let generation = cache.removalCount
+        var generation = cache.removalCount
         let response: TransportResponse
         do {
-            response = try await network(outgoing, context: context, over: transport)
+            (response, generation) = try await network(
+                outgoing, generation: generation, context: context, over: transport)
         } catch {
             if let stored, !(error is CancellationError), !Task.isCancelled,
                 canServeStale(stored, at: cache.now(), networkFailed: true, cache: cache)
@@ -370,5 +371,19 @@ struct CacheStage: Sendable {
             return try await inflight.send(request, context: context, over: transport)
         }
         return try await transport.send(request, context: context)
+    }
+
+    /// ``network(_:context:over:)`` for a response the cache may store: with the removal count its transfer started
+    /// at, which is the count of the call that started a shared transfer, when this one joined it.
+    private func network(
+        _ request: OutgoingRequest,
+        generation: UInt64,
+        context: TransportContext,
+        over transport: any Transport
+    ) async throws -> (TransportResponse, UInt64) {
+        if let inflight, InflightRequests.canShare(request) {
+            return try await inflight.send(request, mark: generation, context: context, over: transport)
+        }
+        return (try await transport.send(request, context: context), generation)
     }
 }

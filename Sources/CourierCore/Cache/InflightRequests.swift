@@ -13,6 +13,8 @@ final class InflightRequests: Sendable {
     private struct Shared: Sendable {
         var head: HTTPResponse
         var body: Data
+        /// The mark of the caller that started the transfer (see ``send(_:mark:context:over:)``).
+        var mark: UInt64
     }
 
     private struct Flight {
@@ -76,6 +78,18 @@ final class InflightRequests: Sendable {
         context: TransportContext,
         over transport: any Transport
     ) async throws -> TransportResponse {
+        try await send(request, mark: 0, context: context, over: transport).response
+    }
+
+    /// Sends `request`, or joins the identical transfer in flight, and returns the `mark` of the caller that
+    /// started the transfer: a caller that joined gets a response fetched since that caller's mark, not its own
+    /// (the cache's removal count, so that a response fetched before an invalidation is not stored after it).
+    func send(
+        _ request: OutgoingRequest,
+        mark: UInt64,
+        context: TransportContext,
+        over transport: any Transport
+    ) async throws -> (response: TransportResponse, mark: UInt64) {
         let key = Self.key(of: request, limit: context.maxResponseBodySize)
         let waiter = state.withLock { state -> Int in
             state.lastID += 1
@@ -104,7 +118,8 @@ final class InflightRequests: Sendable {
                 var sharedContext = context
                 sharedContext.deadlineMoment = nil
                 let task = Task { [self] in
-                    await run(request, context: sharedContext, over: transport, key: key, flightID: flightID)
+                    await run(
+                        request, context: sharedContext, over: transport, key: key, flightID: flightID, mark: mark)
                 }
                 let orphaned = state.withLock { state -> Bool in
                     guard state.flights[key]?.id == flightID else { return true }
@@ -116,7 +131,7 @@ final class InflightRequests: Sendable {
         } onCancel: {
             leave(key: key, waiter: waiter)
         }
-        return TransportResponse(head: shared.head, body: MessageBody(shared.body))
+        return (TransportResponse(head: shared.head, body: MessageBody(shared.body)), shared.mark)
     }
 
     private func run(
@@ -124,14 +139,15 @@ final class InflightRequests: Sendable {
         context: TransportContext,
         over transport: any Transport,
         key: String,
-        flightID: Int
+        flightID: Int,
+        mark: UInt64
     ) async {
         let result: Result<Shared, any Error>
         do {
             let response = try await transport.send(request, context: context)
             let body = try await BodyReader.read(
                 response, for: request.head.method, limit: context.maxResponseBodySize)
-            result = .success(Shared(head: response.head, body: body))
+            result = .success(Shared(head: response.head, body: body, mark: mark))
         } catch {
             result = .failure(error)
         }

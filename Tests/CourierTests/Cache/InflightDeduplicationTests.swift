@@ -130,3 +130,38 @@ struct InflightDeduplicationTests {
         #expect(plainMock.recordedRequests.count == 2)
     }
 }
+
+@Suite("In-flight de-duplication with the cache", .timeLimit(.minutes(1)))
+struct InflightCacheTests {
+    typealias Page = CacheFixtures.Page
+
+    @Test("a GET that joins a transfer started before an invalidation does not store its pre-invalidation response")
+    func joinerAfterAnInvalidation() async throws {
+        let harness = try CacheFixtures.harness { $0.deduplicatesRequests = true }
+        let gate = AuthFixtures.Gate()
+        let fresh = CacheFixtures.fields(["Cache-Control": "max-age=60"])
+        harness.mock.stub(
+            .get, "/page",
+            handler: { _ in
+                await gate.pass()
+                return .text("v1", headerFields: fresh)
+            })
+        harness.mock.stub(.put, "/page", with: .text("updated"))
+
+        // A GET is out when a PUT changes the page (and invalidates it); a second GET joins the first's transfer.
+        let first = Task { try await harness.send() }
+        await gate.waitForArrivals(1)
+        await harness.client.configuration.waitForInflightCallers(1)
+        _ = try await harness.send(Page(method: .put, body: .text("v2")))
+        let second = Task { try await harness.send() }
+        await harness.client.configuration.waitForInflightCallers(2)
+        await gate.open()
+        #expect(try await first.value.value == "v1")
+        #expect(try await second.value.value == "v1")
+
+        // Neither stored "v1": it was fetched before the PUT. The next GET goes to the network.
+        let third = try await harness.send()
+        #expect(third.cacheStatus?.outcome == .miss)
+        #expect(harness.mock.recordedRequests.filter { $0.head.method == .get }.count == 2)
+    }
+}

@@ -52,9 +52,9 @@
                 case .remoteConnectionClosed, .uncleanShutdown:
                     return fail(lost.0, lost.1)
                 case .bodyLengthMismatch:
-                    return fail(
-                        phase == .body ? .truncatedResponse : .malformedResponse,
-                        "the body's length does not match its framing")
+                    // AsyncHTTPClient raises it for the request body only (its state machine counts the bytes sent
+                    // against the declared length): the request is at fault, not the server, and not worth a retry.
+                    return fail(.invalidBody, "the request body's length does not match the length it declared")
                 case .identityCodingIncorrectlyPresent, .contentLengthMissing:
                     return fail(.malformedResponse, "the response's framing is invalid")
                 case .proxyAuthenticationRequired:

@@ -216,6 +216,36 @@ extension Conformance {
             }
         }
 
+        @Test("a streamed upload shorter than its declared length fails as the request's fault, sent once")
+        func uploadShorterThanDeclared() async throws {
+            struct Upload: Request {
+                typealias Response = Data
+                var method: HTTPRequest.Method { .put }
+                var path: String { "/upload" }
+                var body: RequestBody? {
+                    // Three bytes, though the body says five: a file that shrank, a miscounted sequence.
+                    .stream(MessageBody(ThreeBytes(), length: .known(5), iterationBehavior: .multiple))
+                }
+            }
+            struct ThreeBytes: AsyncSequence, Sendable {
+                struct AsyncIterator: AsyncIteratorProtocol {
+                    var sent = false
+                    mutating func next() async -> ArraySlice<UInt8>? {
+                        defer { sent = true }
+                        return sent ? nil : ArraySlice("abc".utf8)
+                    }
+                }
+                func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+            }
+            try await withEmbedded(.asyncHTTPClient) { client, server in
+                let before = server.requestCount
+                let error = await expectCourierError { try await client.send(Upload()) }
+                #expect(error?.code == .invalidBody)
+                #expect(error?.message?.contains("declared") == true)
+                #expect(server.requestCount - before <= 1, "not retried: the server is not at fault")
+            }
+        }
+
         @Test(
             "retry on the wire: 503 with Retry-After: 1, then 200; the wait is honoured", arguments: TransportKind.all)
         func retryAfterOnTheWire(transport: TransportKind) async throws {

@@ -53,11 +53,20 @@ enum HTTPDateParser {
         guard b[offset + 2] == UInt8(ascii: ":"), b[offset + 5] == UInt8(ascii: ":"),
             let hour = number(b, offset, 2), let minute = number(b, offset + 3, 2),
             let second = number(b, offset + 6, 2),
-            (1...31).contains(day), (1601...9999).contains(year), (0..<24).contains(hour), (0..<60).contains(minute),
-            (0...60).contains(second)
+            (1601...9999).contains(year), (1...daysIn(month: month, year: year)).contains(day), (0..<24).contains(hour),
+            (0..<60).contains(minute), (0...60).contains(second)
         else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
+    }
+
+    /// The days of `month` (1–12) in the proleptic Gregorian `year`: 31 February is not a date, and not 3 March.
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Exactly `count` ASCII digits at `offset`.

@@ -40,6 +40,21 @@ struct RFC9111RulesTests {
     }
 
     @Test(
+        "a day the month does not have is no date (an Expires on 31 February is invalid, so already expired)",
+        arguments: ["Thu, 31 Feb 2030 00:00:00 GMT", "Mon, 31 Apr 2030 00:00:00 GMT", "Fri, 29 Feb 2030 00:00:00 GMT"])
+    func impossibleDays(text: String) {
+        #expect(HTTPDateParser.parse(text) == nil)
+        #expect(Self.entry([("Expires", text)]).freshnessLifetime == 0)
+    }
+
+    @Test("29 February of a leap year is a date")
+    func leapDay() {
+        #expect(HTTPDateParser.parse("Tue, 29 Feb 2028 00:00:00 GMT") != nil)
+        #expect(HTTPDateParser.parse("Tue, 29 Feb 2000 00:00:00 GMT") != nil)
+        #expect(HTTPDateParser.parse("Thu, 29 Feb 2100 00:00:00 GMT") == nil)
+    }
+
+    @Test(
         "§5.1: Age takes the first value, ignores one that is not a non-negative integer, caps at 2^31",
         arguments: [
             (["7200"], 7200.0), (["7200, 0"], 7200), (["0, 7200"], 0), (["7200", "0"], 7200), (["0", "7200"], 0),

@@ -123,11 +123,9 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private var skippingReplays = false
         /// The stream's identity and counts for the client's monitors (`nil` without monitors).
         private let record: StreamRecord?
-        /// Events handed out so far.
-        private var delivered = 0
-        /// When the first event was asked for; `nil` before, and once the end is reported.
-        private var startedAt: ContinuousClock.Instant?
-        private var hasStarted = false
+        /// The stream's one log line, from the first event asked for: written at the end, or when the reader lets go
+        /// of the iterator before it.
+        private var logLine: StreamLogLine?
 
         init(source: EventSource) {
             self.source = source
@@ -140,7 +138,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             do {
                 let event = try await nextEvent()
                 if event != nil {
-                    delivered += 1
+                    logLine?.delivered += 1
                     record?.delivered()
                 } else {
                     ended(error: nil)
@@ -152,30 +150,15 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
         }
 
-        /// Reports the stream's end to the monitors and in one log line (at the client's `callLogLevel`, or
-        /// `failureLogLevel` when it failed), once.
+        /// Reports the stream's end to the monitors and in its log line, once.
         private mutating func ended(error: (any Error)?) {
-            guard let startedAt else { return }
-            self.startedAt = nil
             record?.end(error: error)
-            let configuration = source.client.configuration
-            let duration = ContinuousClock.now - startedAt
-            let milliseconds = duration.wholeMilliseconds
-            let line =
-                "event stream \(source.request.requestName) ended: \(delivered) events, \(connections) connections, "
-                + "\(RequestLogLine.format(duration))" + (error.map { " failed: \($0)" } ?? "")
-            configuration.logger.log(
-                level: error == nil ? configuration.callLogLevel : configuration.failureLogLevel, "\(line.oneLine)",
-                metadata: [
-                    "courier.events": "\(delivered)", "courier.connections": "\(connections)",
-                    "courier.duration_ms": "\(milliseconds)",
-                ])
+            logLine?.write(error: error)
         }
 
         private mutating func nextEvent() async throws -> ServerSentEvent? {
-            if !hasStarted {
-                hasStarted = true
-                startedAt = .now
+            if logLine == nil {
+                logLine = StreamLogLine(client: source.client, requestName: source.request.requestName)
             }
             while !isFinished {
                 if pendingIndex < pending.count {
@@ -235,6 +218,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             let live: LiveResponse
             do {
                 connections += 1
+                logLine?.connections += 1
                 record?.connected()
                 live = try await source.client.send(request)
             } catch let error as CourierError where Self.isReconnectable(error) {
@@ -403,5 +387,48 @@ struct EventStreamAdapter: RequestAdapter {
             request.head.headerFields[name] = try HeaderValidation.validatedValue(lastEventID, for: "Last-Event-ID")
         }
         return request
+    }
+}
+
+/// An event stream's one log line (at the client's `callLogLevel`, or `failureLogLevel` when it failed), written
+/// once: when the stream ends or fails, or, when its reader stops before (a `break` out of the loop, a dropped
+/// iterator), as the reader lets it go.
+///
+/// Not `Sendable`: one iterator owns it, and iterators are used from one task at a time.
+final class StreamLogLine {
+    private let client: Client
+    private let requestName: String
+    private let start = ContinuousClock.now
+    /// Events handed out so far.
+    var delivered = 0
+    /// Connections made so far.
+    var connections = 0
+    private var isWritten = false
+
+    init(client: Client, requestName: String) {
+        self.client = client
+        self.requestName = requestName
+    }
+
+    /// Writes the line, unless it was written already.
+    func write(error: (any Error)?, stoppedByReader: Bool = false) {
+        guard !isWritten else { return }
+        isWritten = true
+        let configuration = client.configuration
+        let duration = ContinuousClock.now - start
+        let outcome = error.map { " failed: \($0)" } ?? (stoppedByReader ? ", stopped by its reader" : "")
+        let line =
+            "event stream \(requestName) ended: \(delivered) events, \(connections) connections, "
+            + "\(RequestLogLine.format(duration))" + outcome
+        configuration.logger.log(
+            level: error == nil ? configuration.callLogLevel : configuration.failureLogLevel, "\(line.oneLine)",
+            metadata: [
+                "courier.events": "\(delivered)", "courier.connections": "\(connections)",
+                "courier.duration_ms": "\(duration.wholeMilliseconds)",
+            ])
+    }
+
+    deinit {
+        write(error: nil, stoppedByReader: true)
     }
 }

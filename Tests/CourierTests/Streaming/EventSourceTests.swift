@@ -52,4 +52,22 @@ struct EventSourceTests {
         #expect(error?.code == .lineTooLarge)
         #expect(mock.recordedRequests.count == 1, "a limit is not a reason to reconnect")
     }
+
+    @Test("a reader that stops before the end still gets the stream's one log line, once")
+    func logLineWhenTheReaderStops() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/notifications", with: Self.stream("data: a\n\ndata: b\n\n"))
+        let log = DecisionFixtures.LogCapture()
+        var configuration = Client.Configuration()
+        configuration.logger = log.logger()
+        let client = Client(
+            server: Server(baseURL: URL(string: "https://api.example.com")!), transport: mock,
+            configuration: configuration)
+        for try await _ in client.events(Notifications()) { break }
+
+        let lines = log.messages.filter { $0.hasPrefix("event stream Notifications ended") }
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("1 events, 1 connections") == true)
+        #expect(lines.first?.hasSuffix("stopped by its reader") == true)
+    }
 }

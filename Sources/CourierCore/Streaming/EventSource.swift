@@ -55,8 +55,9 @@ extension Client {
     ///   ``CourierError/Code/lineTooLarge``; they are not a reason to reconnect.
     /// - **The budget**: after ``ReconnectPolicy/maxReconnects`` reconnects in a row without an event, the sequence
     ///   ends with ``CourierError/Code/reconnectLimit``, whose underlying error is the last failure.
-    /// - **No duplicates**: after a reconnect, events whose ID was already delivered (a server that resumes a little
-    ///   early) are skipped until the first new ID.
+    /// - **No duplicates**: after a reconnect, the events a server sends again (it resumed a little early) are
+    ///   skipped until the first new one: under each ID already delivered, as many events as were delivered under it.
+    ///   Events after the resumed ID that carry no `id` field are new.
     ///
     /// Every connection is its own call, with its own log line and events; a reconnect is logged at `info` with its
     /// reason.
@@ -107,8 +108,8 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private let source: EventSource
         private var parser: EventStreamParser
         private var body: LiveResponse.AsyncIterator?
-        /// Events parsed and not handed out yet, each with whether it had an `id` field of its own.
-        private var pending: [(event: ServerSentEvent, hasOwnID: Bool)] = []
+        /// Events parsed and not handed out yet, each with whether its ID was set on this connection.
+        private var pending: [(event: ServerSentEvent, idFromThisStream: Bool)] = []
         private var pendingIndex = 0
         /// A limit the last chunk broke, thrown once the events completed before it are handed out.
         private var pendingError: (any Error)?
@@ -117,8 +118,11 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private var failedReconnects = 0
         /// Connections made so far.
         public private(set) var connections = 0
-        /// The IDs delivered, newest last (bounded), to skip replays after a reconnect.
-        private var deliveredIDs: [String] = []
+        /// The IDs delivered, newest last (bounded), each with how many events were delivered under it (its own and
+        /// those after it without an `id` field), to skip replays after a reconnect.
+        private var deliveredIDs: [(id: String, count: Int)] = []
+        /// How many events of the current connection came under each ID set on it.
+        private var seenOnConnection: [String: Int] = [:]
         /// Whether the current connection may still replay delivered events.
         private var skippingReplays = false
         /// The stream's identity and counts for the client's monitors (`nil` without monitors).
@@ -162,16 +166,27 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
             while !isFinished {
                 if pendingIndex < pending.count {
-                    let (event, hasOwnID) = pending[pendingIndex]
+                    let (event, idFromThisStream) = pending[pendingIndex]
                     pendingIndex += 1
-                    // Only an event that names its ID can be a replay: one without an `id` field carries the ID the
-                    // stream left (which the reconnect sent as Last-Event-ID), and is new.
-                    if skippingReplays, hasOwnID, let id = event.id, deliveredIDs.contains(id) { continue }
+                    if skippingReplays, idFromThisStream, let id = event.id {
+                        // A replay names IDs again: the server resumed before the Last-Event-ID it was sent. Skip as
+                        // many events under an ID as were delivered under it. An event whose ID is the one the
+                        // reconnect sent (no `id` field on this connection yet) is new: the server resumed after it.
+                        let seen = seenOnConnection[id, default: 0] + 1
+                        seenOnConnection[id] = seen
+                        if let delivered = deliveredIDs.last(where: { $0.id == id }), seen <= delivered.count {
+                            continue
+                        }
+                    }
                     skippingReplays = false
                     failedReconnects = 0
-                    if let id = event.id, deliveredIDs.last != id {
-                        deliveredIDs.append(id)
-                        if deliveredIDs.count > 256 { deliveredIDs.removeFirst(deliveredIDs.count - 256) }
+                    if let id = event.id {
+                        if deliveredIDs.last?.id == id {
+                            deliveredIDs[deliveredIDs.count - 1].count += 1
+                        } else {
+                            deliveredIDs.append((id, 1))
+                            if deliveredIDs.count > 256 { deliveredIDs.removeFirst(deliveredIDs.count - 256) }
+                        }
                     }
                     return event
                 }
@@ -185,7 +200,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                         throw error
                     }
                     if let chunk = try await body?.next() {
-                        var parsed: [(event: ServerSentEvent, hasOwnID: Bool)] = []
+                        var parsed: [(event: ServerSentEvent, idFromThisStream: Bool)] = []
                         do {
                             try parser.parse(chunk, markingIDs: { parsed.append(($0, $1)) })
                         } catch {
@@ -243,6 +258,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
             body = live.makeAsyncIterator()
             skippingReplays = connections > 1
+            seenOnConnection = [:]
             return true
         }
 

@@ -55,8 +55,9 @@ public struct EventStreamParser: Sendable {
     private var idBuffer: String?
     /// The reconnection time set by the current block, if any.
     private var blockRetry: Duration?
-    /// Whether the event being read has an `id` field of its own.
-    private var blockHasID = false
+    /// Whether this stream (since ``finish()``) had an `id` field: the ID buffer then holds its value, not the one
+    /// a previous connection left.
+    private var idFieldSeen = false
 
     /// Creates a parser for one stream.
     ///
@@ -83,10 +84,11 @@ public struct EventStreamParser: Sendable {
         try parse(bytes, markingIDs: { event, _ in try emit(event) })
     }
 
-    /// ``parse(_:into:)``, also telling for each event whether it had an `id` field of its own (`false`: its ``id``
-    /// is the one an earlier event left, which a replay check must not take for a repeat).
+    /// ``parse(_:into:)``, also telling for each event whether its ``id`` was set by an `id` field of this stream
+    /// (since ``finish()``), its own or an earlier event's: `false` when it is the ID a previous connection left,
+    /// which a replay check must not take for a repeat.
     mutating func parse(
-        _ bytes: some Collection<UInt8>, markingIDs emit: (ServerSentEvent, _ hasOwnID: Bool) throws -> Void
+        _ bytes: some Collection<UInt8>, markingIDs emit: (ServerSentEvent, _ idFromThisStream: Bool) throws -> Void
     ) throws {
         let done: Void? = try bytes.withContiguousStorageIfAvailable { try parse(buffer: $0, emit) }
         if done == nil {
@@ -119,11 +121,11 @@ public struct EventStreamParser: Sendable {
         eventType = ""
         idBuffer = lastEventID
         blockRetry = nil
-        blockHasID = false
+        idFieldSeen = false
     }
 
     private mutating func parse(
-        buffer: UnsafeBufferPointer<UInt8>, _ emit: (ServerSentEvent, _ hasOwnID: Bool) throws -> Void
+        buffer: UnsafeBufferPointer<UInt8>, _ emit: (ServerSentEvent, _ idFromThisStream: Bool) throws -> Void
     ) throws {
         guard let base = buffer.baseAddress else { return }
         let end = buffer.count
@@ -191,7 +193,7 @@ public struct EventStreamParser: Sendable {
 
     /// Interprets one line, without its line end.
     private mutating func interpret(
-        _ text: UnsafeBufferPointer<UInt8>, _ emit: (ServerSentEvent, _ hasOwnID: Bool) throws -> Void
+        _ text: UnsafeBufferPointer<UInt8>, _ emit: (ServerSentEvent, _ idFromThisStream: Bool) throws -> Void
     )
         throws
     {
@@ -217,7 +219,7 @@ public struct EventStreamParser: Sendable {
         case 2 where bytes[0] == 0x69 && bytes[1] == 0x64:  // id
             if !value.contains(0) {
                 idBuffer = value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
-                blockHasID = true
+                idFieldSeen = true
             }
         case 5 where bytes[0] == 0x72 && bytes[1] == 0x65 && bytes[2] == 0x74 && bytes[3] == 0x72 && bytes[4] == 0x79:
             if let milliseconds = Self.milliseconds(value) {  // retry
@@ -230,10 +232,8 @@ public struct EventStreamParser: Sendable {
     }
 
     /// Dispatches the event on a blank line, when it has data; resets the event either way.
-    private mutating func dispatch(_ emit: (ServerSentEvent, _ hasOwnID: Bool) throws -> Void) throws {
+    private mutating func dispatch(_ emit: (ServerSentEvent, _ idFromThisStream: Bool) throws -> Void) throws {
         lastEventID = idBuffer
-        let hasOwnID = blockHasID
-        blockHasID = false
         guard !data.isEmpty else {
             eventType = ""
             blockRetry = nil
@@ -247,7 +247,7 @@ public struct EventStreamParser: Sendable {
         data.removeAll(keepingCapacity: data.capacity <= LineEnds.retainedCapacity)
         eventType = ""
         blockRetry = nil
-        try emit(event, hasOwnID)
+        try emit(event, idFieldSeen)
     }
 
     /// The value as a base-ten integer when it is one or more ASCII digits that fit an `Int64`.

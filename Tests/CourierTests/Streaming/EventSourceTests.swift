@@ -20,23 +20,31 @@ struct EventSourceTests {
         Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: mock)
     }
 
-    @Test("after a reconnect, an event without an id field is delivered: it carries the stream's last ID, and is new")
-    func eventsWithoutAnIDAfterAReconnect() async throws {
+    @Test(
+        "after a reconnect, replayed events are skipped and new ones delivered, with or without an id field",
+        arguments: [
+            // The server resumes after Last-Event-ID 2: events without an `id` field carry "2", and are new.
+            ("data: d\n\ndata: e\n\n", ["d", "e"]),
+            // It resumes early, from 1: a, b (under 1) and c are replays; d is new.
+            ("id: 1\ndata: a\n\ndata: b\n\nid: 2\ndata: c\n\nid: 3\ndata: d\n\n", ["d"]),
+            // It resumes at 2: c is a replay; d and e, which name no ID, come after it and are new.
+            ("id: 2\ndata: c\n\ndata: d\n\ndata: e\n\n", ["d", "e"]),
+        ])
+    func replaysAfterAReconnect(second: String, new: [String]) async throws {
         let mock = MockTransport()
         mock.stub(
             .get, "/notifications",
             with: [
-                Self.stream("retry: 1\nid: 1\ndata: a\n\n"),
-                // A replay of `a` (its own id), then events that name no ID: they inherit "1".
-                Self.stream("id: 1\ndata: a\n\ndata: b\n\ndata: c\n\n"),
+                Self.stream("retry: 1\nid: 1\ndata: a\n\ndata: b\n\nid: 2\ndata: c\n\n"), Self.stream(second),
                 .status(204),
             ])
-        var events: [ServerSentEvent] = []
+        var events: [String] = []
         for try await event in Self.client(mock).events(Notifications(), reconnect: ReconnectPolicy(maxReconnects: 1)) {
-            events.append(event)
+            events.append(event.data)
         }
-        #expect(events.map(\.data) == ["a", "b", "c"])
-        #expect(events.map(\.id) == ["1", "1", "1"])
+        #expect(events == ["a", "b", "c"] + new)
+        let resumed = mock.recordedRequests.dropFirst().first
+        #expect(resumed?.head.headerFields[HTTPField.Name("Last-Event-ID")!] == "2")
     }
 
     @Test("the events a chunk completes before it breaks a limit are delivered, then the limit's error")

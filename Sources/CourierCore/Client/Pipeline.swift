@@ -214,7 +214,7 @@ struct Pipeline<R: Request>: Sendable {
             // response, whatever its type's size, in this frame several times over).
             guard let restart else { preconditionFailure("settle returned neither a value nor a restart") }
             if let target = restart.target {
-                redirection = target
+                redirection = Self.following(target, after: redirection)
                 credentialsStripped = credentialsStripped || target.stripsCredentials
             }
             restarts += 1
@@ -395,11 +395,20 @@ struct Pipeline<R: Request>: Sendable {
         return next
     }
 
-    /// Throws when a decision's restart cannot happen: past ``Client/Configuration/maxRestarts``, or with a one-shot
-    /// body to send again. Not inlined: its errors stay out of `attempts`' async frame.
+    /// `target`, the call's next redirection, with the body left dropped when an earlier redirection dropped it: a
+    /// 307 or 308 after a 303 keeps the GET it was sent, not the body of the request before the 303 (the adapters
+    /// build the body again on every attempt). Not inlined: out of `attempts`' async frame.
     @inline(never)
-    /// Whether the call may go round again: within the restart budget, with a body that can be sent again, and not
-    /// carrying a ``CredentialBody`` to another origin.
+    private static func following(_ target: Redirection, after previous: Redirection?) -> Redirection {
+        var target = target
+        if previous?.dropsBody == true { target.dropsBody = true }
+        return target
+    }
+
+    /// Throws when a decision's restart cannot happen: past ``Client/Configuration/maxRestarts``, with a one-shot
+    /// body to send again, or with a ``CredentialBody`` to send to another origin. Not inlined: its errors stay out of
+    /// `attempts`' async frame.
+    @inline(never)
     private func checkRestart(_ restarts: Int, of outgoing: OutgoingRequest, redirection: Redirection?) throws {
         guard restarts <= configuration.maxRestarts else {
             throw CourierError(
@@ -408,7 +417,9 @@ struct Pipeline<R: Request>: Sendable {
                 message: "the decisions restarted the call \(restarts) times (at most \(configuration.maxRestarts))"
             )
         }
-        if let redirection, redirection.stripsCredentials, !redirection.dropsBody, request is any CredentialBody {
+        if let redirection, redirection.stripsCredentials, !redirection.dropsBody, outgoing.body != nil,
+            request is any CredentialBody
+        {
             // The credentials are in the body, which a 307 or 308 re-sends: stripping headers does not protect them.
             throw CourierError(
                 code: .insecureRedirect,

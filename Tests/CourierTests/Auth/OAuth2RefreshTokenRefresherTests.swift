@@ -58,6 +58,18 @@ struct OAuth2RefreshTokenRefresherTests {
         #expect(!mock.recordedRequests.contains { $0.head.authority == "other.example" })
     }
 
+    @Test("once a 303 dropped the body, a later 307 to another origin is followed: no credential is left to send")
+    func crossOriginRedirectAfterTheBodyIsGone() async throws {
+        let (refresher, mock) = Self.refresher(secret: "s3cret")
+        mock.stub(.post, F.tokenPath, with: .status(303, headerFields: [.location: "https://b.example/t"]))
+        mock.stub(.get, "/t", with: .status(307, headerFields: [.location: "https://c.example/u"]))
+        mock.stub(.get, "/u", with: .json(raw: #"{"access_token":"access-2","token_type":"Bearer"}"#))
+
+        #expect(try await refresher.refresh(F.signedIn()).accessToken == "access-2")
+        #expect(mock.recordedRequests.map(\.head.authority).suffix(2) == ["b.example", "c.example"])
+        #expect(mock.recordedRequests.dropFirst().map(\.bodyText) == [nil, nil])
+    }
+
     @Test("a token endpoint that redirects on its own origin is followed")
     func sameOriginRedirectOfTheTokenRequest() async throws {
         let (refresher, mock) = Self.refresher()

@@ -59,6 +59,20 @@ struct RedirectDecisionTests {
         #expect(requests[1].head.headerFields[Self.custom] == "kept")
     }
 
+    @Test("a 307 after a 303 keeps the GET the 303 made: the POST's body is not sent again")
+    func bodyStaysDroppedAfterA303() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.post, "/start", with: Self.redirect(303, to: "/middle"))
+        mock.stub(.get, "/middle", with: Self.redirect(307, to: "/end"))
+        mock.stub(.get, "/end", with: .text("landed"))
+        #expect(try await client.send(Self.probe(method: .post, body: .text("secret form"))) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 3)
+        #expect(requests.map(\.head.method) == [.post, .get, .get])
+        #expect(requests.map(\.bodyText) == ["secret form", nil, nil])
+        #expect(requests[2].head.headerFields[.contentType] == nil)
+    }
+
     @Test(
         "row 2: another port or scheme is another origin",
         arguments: [("https://a.test", "https://a.test:8443/landing"), ("http://a.test", "https://a.test/landing")]

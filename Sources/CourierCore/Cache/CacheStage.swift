@@ -223,7 +223,7 @@ struct CacheStage: Sendable {
         let response: TransportResponse
         do {
             (response, generation) = try await network(
-                outgoing, generation: generation, context: context, over: transport)
+                outgoing, generation: generation, cache: cache, context: context, over: transport)
         } catch {
             if let stored, !(error is CancellationError), !Task.isCancelled,
                 canServeStale(stored, at: cache.now(), networkFailed: true, cache: cache)
@@ -373,17 +373,23 @@ struct CacheStage: Sendable {
         return try await transport.send(request, context: context)
     }
 
-    /// ``network(_:context:over:)`` for a response the cache may store: with the removal count its transfer started
-    /// at, which is the count of the call that started a shared transfer, when this one joined it.
+    /// ``network(_:context:over:)`` for a response `cache` may store: with the removal count its transfer started
+    /// at, which is the count of the call that started a shared transfer, when this one joined it. A transfer that
+    /// another cache (or a call that stores nothing) started gives a count no removal count equals: nothing is
+    /// stored from it.
     private func network(
         _ request: OutgoingRequest,
         generation: UInt64,
+        cache: HTTPCache,
         context: TransportContext,
         over transport: any Transport
     ) async throws -> (TransportResponse, UInt64) {
-        if let inflight, InflightRequests.canShare(request) {
-            return try await inflight.send(request, mark: generation, context: context, over: transport)
+        guard let inflight, InflightRequests.canShare(request) else {
+            return (try await transport.send(request, context: context), generation)
         }
-        return (try await transport.send(request, context: context), generation)
+        let own = InflightRequests.Mark(cache: ObjectIdentifier(cache), removals: generation)
+        let (response, mark) = try await inflight.send(request, mark: own, context: context, over: transport)
+        guard let mark, mark.cache == own.cache else { return (response, .max) }
+        return (response, mark.removals)
     }
 }

@@ -14,7 +14,7 @@ final class InflightRequests: Sendable {
         var head: HTTPResponse
         var body: Data
         /// The mark of the caller that started the transfer (see ``send(_:mark:context:over:)``).
-        var mark: UInt64
+        var mark: Mark?
     }
 
     private struct Flight {
@@ -78,18 +78,24 @@ final class InflightRequests: Sendable {
         context: TransportContext,
         over transport: any Transport
     ) async throws -> TransportResponse {
-        try await send(request, mark: 0, context: context, over: transport).response
+        try await send(request, mark: nil, context: context, over: transport).response
+    }
+
+    /// Where a cache stood when a transfer started: which cache, and its removal count then.
+    struct Mark: Equatable, Sendable {
+        var cache: ObjectIdentifier
+        var removals: UInt64
     }
 
     /// Sends `request`, or joins the identical transfer in flight, and returns the `mark` of the caller that
-    /// started the transfer: a caller that joined gets a response fetched since that caller's mark, not its own
-    /// (the cache's removal count, so that a response fetched before an invalidation is not stored after it).
+    /// started the transfer (`nil`: one that stores nothing): a caller that joined gets a response fetched since
+    /// that caller's mark, not its own, so that a response fetched before an invalidation is not stored after it.
     func send(
         _ request: OutgoingRequest,
-        mark: UInt64,
+        mark: Mark?,
         context: TransportContext,
         over transport: any Transport
-    ) async throws -> (response: TransportResponse, mark: UInt64) {
+    ) async throws -> (response: TransportResponse, mark: Mark?) {
         let key = Self.key(of: request, limit: context.maxResponseBodySize)
         let waiter = state.withLock { state -> Int in
             state.lastID += 1
@@ -140,7 +146,7 @@ final class InflightRequests: Sendable {
         over transport: any Transport,
         key: String,
         flightID: Int,
-        mark: UInt64
+        mark: Mark?
     ) async {
         let result: Result<Shared, any Error>
         do {

@@ -135,8 +135,9 @@ struct InflightDeduplicationTests {
 struct InflightCacheTests {
     typealias Page = CacheFixtures.Page
 
-    @Test("a GET that joins a transfer started before an invalidation does not store its pre-invalidation response")
-    func joinerAfterAnInvalidation() async throws {
+    /// A de-duplicating client with a cache, whose `GET /page` ("v1", fresh for 60 s) waits at the gate, and whose
+    /// `PUT /page` succeeds.
+    private static func gatedPage() throws -> (CacheFixtures.Harness, AuthFixtures.Gate) {
         let harness = try CacheFixtures.harness { $0.deduplicatesRequests = true }
         let gate = AuthFixtures.Gate()
         let fresh = CacheFixtures.fields(["Cache-Control": "max-age=60"])
@@ -147,6 +148,12 @@ struct InflightCacheTests {
                 return .text("v1", headerFields: fresh)
             })
         harness.mock.stub(.put, "/page", with: .text("updated"))
+        return (harness, gate)
+    }
+
+    @Test("a GET that joins a transfer started before an invalidation does not store its pre-invalidation response")
+    func joinerAfterAnInvalidation() async throws {
+        let (harness, gate) = try Self.gatedPage()
 
         // A GET is out when a PUT changes the page (and invalidates it); a second GET joins the first's transfer.
         let first = Task { try await harness.send() }
@@ -163,5 +170,28 @@ struct InflightCacheTests {
         let third = try await harness.send()
         #expect(third.cacheStatus?.outcome == .miss)
         #expect(harness.mock.recordedRequests.filter { $0.head.method == .get }.count == 2)
+    }
+
+    @Test("a GET of another cache's client that joins a transfer does not store it after its own invalidation")
+    func joinerOfAnotherCache() async throws {
+        let (harness, gate) = try Self.gatedPage()
+        let otherCache = try HTTPCache(storage: .memory(byteLimit: 1 << 20), now: harness.time.closure)
+        let other = harness.client.configured { $0.cache = otherCache }  // shares the transfers in flight
+        harness.mock.stub(.put, "/elsewhere", with: .text("updated"))
+
+        // Both caches have seen one removal; the first client's GET starts the transfer, then the other client's
+        // PUT invalidates /page in its cache, and its GET joins the transfer begun before that PUT.
+        _ = try await harness.send(Page(method: .put, path: "/elsewhere", body: .text("x")))
+        let first = Task { try await harness.send() }
+        await gate.waitForArrivals(1)
+        _ = try await other.send(Page(method: .put, body: .text("v2")))
+        let second = Task { try await other.sendWithCacheStatus(Page()) }
+        await harness.client.configuration.waitForInflightCallers(2)
+        await gate.open()
+        _ = try await first.value
+        _ = try await second.value
+
+        let third = try await other.sendWithCacheStatus(Page())
+        #expect(third.cacheStatus?.outcome == .miss, "the other cache kept a response fetched before its PUT")
     }
 }

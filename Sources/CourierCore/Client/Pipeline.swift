@@ -214,7 +214,7 @@ struct Pipeline<R: Request>: Sendable {
             // response, whatever its type's size, in this frame several times over).
             guard let restart else { preconditionFailure("settle returned neither a value nor a restart") }
             if let target = restart.target {
-                redirection = Self.following(target, after: redirection)
+                redirection = target
                 credentialsStripped = credentialsStripped || target.stripsCredentials
             }
             restarts += 1
@@ -393,16 +393,6 @@ struct Pipeline<R: Request>: Sendable {
         state.withLock { $0.record(.decision, recovering.name, .restarted, attempt: attempt) }
         guard restarts + 1 <= configuration.maxRestarts else { throw error }
         return next
-    }
-
-    /// `target`, the call's next redirection, with the body left dropped when an earlier redirection dropped it: a
-    /// 307 or 308 after a 303 keeps the GET it was sent, not the body of the request before the 303 (the adapters
-    /// build the body again on every attempt). Not inlined: out of `attempts`' async frame.
-    @inline(never)
-    private static func following(_ target: Redirection, after previous: Redirection?) -> Redirection {
-        var target = target
-        if previous?.dropsBody == true { target.dropsBody = true }
-        return target
     }
 
     /// Throws when a decision's restart cannot happen: past ``Client/Configuration/maxRestarts``, with a one-shot

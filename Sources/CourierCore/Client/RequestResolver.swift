@@ -131,8 +131,12 @@ extension RequestResolver {
         request.head.scheme = target.head.scheme
         request.head.authority = target.head.authority
         request.head.path = target.head.path
+        // A redirect that changed the method dropped the body (303, and 301/302 after a POST), and the body stays
+        // dropped: a 307 or 308 after it keeps the GET it was sent, not the body the adapters built again for the
+        // request before the first redirect.
+        let methodChanged = request.head.method != redirection.method
         request.head.method = redirection.method
-        if redirection.dropsBody {
+        if redirection.dropsBody || methodChanged {
             request.body = nil
             for name in [HTTPField.Name.contentType, .contentEncoding, .contentLength, .transferEncoding] {
                 request.head.headerFields[name] = nil

@@ -116,8 +116,8 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private var isFinished = false
         /// Reconnects in a row without a delivered event.
         private var failedReconnects = 0
-        /// Connections made so far.
-        public private(set) var connections = 0
+        /// Connections made so far (counted by the stream's log line, which reports them).
+        public var connections: Int { logLine?.connections ?? 0 }
         /// The IDs delivered, newest last (bounded), each with how many events were delivered under it (its own and
         /// those after it without an `id` field), to skip replays after a reconnect.
         private var deliveredIDs: [(id: String, count: Int)] = []
@@ -232,7 +232,6 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             let request = ResumingRequest(base: source.request, lastEventID: parser.lastEventID, stream: record?.id)
             let live: LiveResponse
             do {
-                connections += 1
                 logLine?.connections += 1
                 record?.connected()
                 live = try await source.client.send(request)

@@ -85,5 +85,78 @@ extension Conformance {
                 throw error
             }
         }
+
+        struct Busy: Request {
+            typealias Response = String
+            var path: String { "/busy" }
+        }
+
+        struct Other: Request {
+            typealias Response = String
+            var path: String { "/other" }
+            var timeout: Duration? { .seconds(10) }
+        }
+
+        @Test(
+            "a call waiting out a 503's Retry-After gives its slot back: another call goes out through a limit of 1",
+            arguments: TransportKind.all)
+        func backOffGivesTheSlotBack(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let busyHits = FaultConformanceTests.Attempts()
+                server.register("GET", "/busy") { _ in
+                    await busyHits.next() == 1
+                        ? TestServerResponse(status: 503, headers: [("Retry-After", "30")], body: Array("busy".utf8))
+                        : .text("done")
+                }
+                server.register("GET", "/other") { _ in .text("other") }
+                let clock = GatedClock()
+                let client = makeClient(transport, server.baseURL) {
+                    $0.clock = clock
+                    $0.maxConcurrentRequests = 1
+                }
+                async let busy = client.send(Busy())
+                // The busy call is in its 30 s back-off (on the gated clock, so it waits until the gate opens).
+                var pauses = clock.sleepStarted.makeAsyncIterator()
+                #expect(await pauses.next() == .seconds(30))
+                // Without that, this call waits for the slot until its 10 s timeout: the back-off never ends.
+                let other = try await client.send(Other())
+                #expect(other == "other")
+                clock.open()
+                let done = try await busy
+                #expect(done == "done")
+                #expect(await busyHits.count == 2)
+            }
+        }
+
+        /// A clock whose sleeps announce their length on ``sleepStarted`` and end when ``open()`` is called.
+        final class GatedClock: Clock, Sendable {
+            struct Instant: InstantProtocol {
+                var offset: Duration
+                func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+                func duration(to other: Instant) -> Duration { other.offset - offset }
+                static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+            }
+
+            let sleepStarted: AsyncStream<Duration>
+            private let started: AsyncStream<Duration>.Continuation
+            private let gate: AsyncStream<Never>
+            private let opener: AsyncStream<Never>.Continuation
+
+            init() {
+                (sleepStarted, started) = AsyncStream.makeStream()
+                (gate, opener) = AsyncStream.makeStream()
+            }
+
+            var now: Instant { Instant(offset: .zero) }
+            var minimumResolution: Duration { .zero }
+
+            func open() { opener.finish() }
+
+            func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+                started.yield(now.duration(to: deadline))
+                for await _ in gate {}
+                try Task.checkCancellation()
+            }
+        }
     }
 }

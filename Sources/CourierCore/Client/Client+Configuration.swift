@@ -24,7 +24,8 @@ extension Client {
         /// calls run at once: a call that waits here is signed when it goes, with the credential current then, so
         /// after a token refresh the waiting calls carry the new token instead of being rejected and replayed (a
         /// transport's own queue holds requests signed before they queued). ``RequestLane/priority`` requests, such
-        /// as Courier's token requests, do not wait. A client made by ``Client/configured(_:)`` has a limiter of its
+        /// as Courier's token requests, do not wait. A call waiting out a retry's back-off (`Retry-After`) holds no
+        /// slot (``DecisionContext/pause(for:)``). A client made by ``Client/configured(_:)`` has a limiter of its
         /// own.
         public var maxConcurrentRequests: Int? = nil
 

@@ -316,7 +316,7 @@ struct Pipeline<R: Request>: Sendable {
         state.withLock { $0.stage = .decide }
         let verdict = try await decide(
             &received, outgoing: outgoing, decisions: decisions, attempt: attempt, restarts: restarts,
-            deadline: deadline, state: state)
+            deadline: deadline, slot: slot, state: state)
         // The attempt's slot ends with its decisions: a refresh they started is in flight before the next waiting
         // call is signed (so that call waits for the new token instead of carrying the rejected one).
         slot?.release()
@@ -630,6 +630,7 @@ struct Pipeline<R: Request>: Sendable {
         attempt: Int,
         restarts: Int,
         deadline: Moment?,
+        slot: Slot?,
         state: LockedBox<CallRecord>
     ) async throws -> DecisionAction? {
         var index = 0
@@ -638,6 +639,7 @@ struct Pipeline<R: Request>: Sendable {
         var decisionContext = decisionContext(
             for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
             deadline: deadline)
+        decisionContext.slot = slot
         while index < decisions.count {
             let decision = decisions[index]
             decisionContext.index = index
@@ -763,21 +765,27 @@ private struct TransferFailure: Error {
 }
 
 /// One call's slot of a ``ConcurrencyLimiter`` (none when there is no limiter), given back at most once: by
-/// ``release()``, or when the slot is dropped (a step that threw).
-private final class Slot {
-    private var limiter: ConcurrencyLimiter?
+/// ``release()`` (the decisions' end, a transport failure, or a decision that pauses: ``DecisionContext/pause(for:)``),
+/// or when the slot is dropped (a step that threw).
+///
+/// `Sendable` because a decision's context carries it, so that a back-off gives the slot back while it waits.
+final class Slot: Sendable {
+    private let limiter: LockedBox<ConcurrencyLimiter?>
 
     init(limiter: ConcurrencyLimiter?) async throws {
         try await limiter?.acquire()
-        self.limiter = limiter
+        self.limiter = LockedBox(limiter)
     }
 
     func release() {
-        limiter?.release()
-        limiter = nil
+        let held = limiter.withLock { limiter in
+            defer { limiter = nil }
+            return limiter
+        }
+        held?.release()
     }
 
-    deinit { limiter?.release() }
+    deinit { release() }
 }
 
 /// A request whose body carries credentials (an OAuth 2 token request: a refresh token, a client secret, a

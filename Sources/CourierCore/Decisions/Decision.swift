@@ -133,6 +133,9 @@ public struct DecisionContext: Sendable {
     /// The call's events for the client's monitors (`nil` when it has none): decisions report retries and
     /// refreshes through it.
     var events: CallEvents?
+    /// The call's slot of the client's ``Client/Configuration/maxConcurrentRequests``, if it has one: ``pause(for:)``
+    /// gives it back.
+    var slot: Slot?
 
     /// Creates a decision context (for tests of a single decision).
     public init(
@@ -157,6 +160,18 @@ public struct DecisionContext: Sendable {
         self.clock = clock
         self.jsonDecoder = jsonDecoder
         self.logger = logger
+    }
+
+    /// Waits `duration` on ``clock`` before a restart (a back-off), first giving back the call's slot of
+    /// ``Client/Configuration/maxConcurrentRequests``: other calls go while this one waits, and its next attempt
+    /// waits for a slot like any call. A decision that waits should pause this way rather than sleep on ``clock``,
+    /// which keeps the slot (a `Retry-After: 60` on as many calls as the limit would stop the client for a minute).
+    ///
+    /// - Throws: `CancellationError` when the call is cancelled while it waits.
+    public func pause(for duration: Duration) async throws {
+        slot?.release()
+        guard duration > .zero else { return }
+        try await clock.sleep(for: duration, tolerance: nil)
     }
 
     /// This attempt's decisions with the running one replaced by `successor`, for a restart.

@@ -110,9 +110,7 @@ public struct RetryDecision: Decision, TransportFailureDecision {
 
     private func retry(after pause: Duration, context: DecisionContext) async throws -> DecisionAction {
         context.events?.emit(.retried(delay: pause), attempt: context.attempt)
-        if pause > .zero {
-            try await context.clock.sleep(for: pause, tolerance: nil)
-        }
+        try await context.pause(for: pause)
         let successor = RetryDecision(
             policy: policy, retried: retried + 1, conditionCoversMethod: conditionCoversMethod)
         return .restart(with: context.decisions(replacingCurrentWith: successor))

@@ -148,5 +148,49 @@ extension Conformance {
             #expect(server.requestCount == before)
             try await server.shutdown()
         }
+
+        @Test(
+            "a 304 whose ETag is not the stored one updates nothing: the entry is dropped and the GET sent again whole",
+            arguments: TransportKind.all)
+        func mismatchedNotModified(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let seen = Conditions()
+                server.register("GET", "/versioned") { request in
+                    let condition = request.header("If-None-Match")
+                    switch await seen.record(condition) {
+                    case 1:
+                        return TestServerResponse(
+                            headers: [("ETag", "\"v1\""), ("Cache-Control", "no-cache")], body: Array("one".utf8))
+                    case 2:
+                        // An inconsistent server: "not modified", naming a representation the client never stored.
+                        return TestServerResponse(
+                            status: 304, headers: [("ETag", "\"v2\""), ("Cache-Control", "max-age=600")])
+                    default:
+                        return TestServerResponse(
+                            headers: [("ETag", "\"v2\""), ("Cache-Control", "max-age=600")], body: Array("two".utf8))
+                    }
+                }
+                let client = cachingClient(transport, server.baseURL)
+                let first = try await get(client, "/versioned")
+                #expect(String(decoding: first.value, as: UTF8.self) == "one")
+                let second = try await get(client, "/versioned")
+                #expect(String(decoding: second.value, as: UTF8.self) == "two")
+                #expect(second.cacheStatus?.outcome == .miss)
+                #expect(await seen.conditions == [nil, "\"v1\"", nil])
+                // What is stored now is the second representation, fresh.
+                let third = try await get(client, "/versioned")
+                #expect(String(decoding: third.value, as: UTF8.self) == "two")
+                #expect(third.cacheStatus?.outcome == .hit)
+            }
+        }
+
+        /// The `If-None-Match` of each request a route saw, in order.
+        actor Conditions {
+            private(set) var conditions: [String?] = []
+            func record(_ condition: String?) -> Int {
+                conditions.append(condition)
+                return conditions.count
+            }
+        }
     }
 }

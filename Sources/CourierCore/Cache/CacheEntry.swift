@@ -114,6 +114,31 @@ public struct CacheEntry: Sendable {
         vary.allSatisfy { name, value in Self.joinedValue(of: name, in: fields) == value }
     }
 
+    /// Whether a `304 Not Modified` answering a revalidation of this entry identifies it for update (RFC 9111
+    /// §4.3.4): a strong `ETag` in the 304 must equal this entry's, strong too; a weak one must match it weakly;
+    /// without an `ETag`, a `Last-Modified` must give this entry's date; a 304 with neither updates it. A 304 that
+    /// does not identify the entry means the server has another representation: the entry must not take its fields.
+    func isIdentified(by notModified: HTTPResponse) -> Bool {
+        if let tag = notModified.headerFields[.eTag] {
+            guard let eTag else { return false }
+            let (newWeak, newOpaque) = Self.entityTag(tag)
+            let (storedWeak, storedOpaque) = Self.entityTag(eTag)
+            return newOpaque == storedOpaque && (newWeak || !storedWeak)
+        }
+        if let modified = notModified.headerFields[.lastModified] {
+            guard let lastModified, let date = HTTPDateParser.parse(modified) else { return false }
+            return date == lastModified
+        }
+        return true
+    }
+
+    /// An entity tag's weakness and opaque part (`W/"x"` → `(true, "\"x\"")`).
+    private static func entityTag(_ tag: String) -> (weak: Bool, opaque: Substring) {
+        let trimmed = tag.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("W/") { return (true, trimmed.dropFirst(2)) }
+        return (false, Substring(trimmed))
+    }
+
     /// The entry updated by a `304 Not Modified` (RFC 9111 §4.3.4): its fields replace the stored ones of the
     /// same name, except the framing fields.
     func merging(_ notModified: HTTPResponse, requestTime: Date, responseTime: Date) -> CacheEntry {

@@ -232,8 +232,37 @@ struct CacheStage: Sendable {
             }
             throw error
         }
+        if let stored, response.head.status.code == 304, !stored.isIdentified(by: response.head) {
+            return try await refetch(
+                request, replacing: key, requestControl: requestControl, cache: cache, context: context,
+                over: transport, after: response)
+        }
         return try await store(
             response, request: request, stored: stored, key: key, requestControl: requestControl, cache: cache,
+            context: context, requestTime: requestTime, generation: generation)
+    }
+
+    /// After a 304 whose validator is not the stored entry's (RFC 9111 §4.3.4: it must not update it), the entry is
+    /// not the representation the server has: it is discarded, and `request` is sent again without conditions, its
+    /// response stored as any other. A second request, rather than the caller seeing a 304 for a request it did not
+    /// make conditional.
+    @inline(never)
+    private func refetch(
+        _ request: OutgoingRequest,
+        replacing key: CacheKey,
+        requestControl: CacheControl,
+        cache: HTTPCache,
+        context: TransportContext,
+        over transport: any Transport,
+        after notModified: TransportResponse
+    ) async throws -> TransportResponse {
+        _ = try? await notModified.body.collect(upTo: context.maxResponseBodySize)
+        await cache.discard(.key(key))
+        let requestTime = cache.now()
+        let (response, generation) = try await network(
+            request, generation: cache.removalCount, cache: cache, context: context, over: transport)
+        return try await store(
+            response, request: request, stored: nil, key: key, requestControl: requestControl, cache: cache,
             context: context, requestTime: requestTime, generation: generation)
     }
 

@@ -130,4 +130,40 @@ struct RFC9111RulesTests {
         let decoded = try #require(DiskCacheStore.decode(data))
         #expect(decoded.headers.map(\.name) == ["Date", "ETag"])
     }
+
+    /// A stored entry's validators, a 304's, and whether the 304 may update the entry.
+    struct Identification: Sendable, CustomTestStringConvertible {
+        var stored: [(String, String)]
+        var notModified: [(String, String)]
+        var identified: Bool
+        var testDescription: String { "stored \(stored), 304 \(notModified) → \(identified)" }
+    }
+
+    @Test(
+        "§4.3.4: a 304 updates the stored response its validator identifies, and no other",
+        arguments: [
+            Identification(stored: [("ETag", "\"a\"")], notModified: [("ETag", "\"a\"")], identified: true),
+            Identification(stored: [("ETag", "\"a\"")], notModified: [("ETag", "\"b\"")], identified: false),
+            // Strong comparison for a strong validator: a weak stored tag is not the same representation.
+            Identification(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "\"a\"")], identified: false),
+            // Weak comparison for a weak one.
+            Identification(stored: [("ETag", "\"a\"")], notModified: [("ETag", "W/\"a\"")], identified: true),
+            Identification(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "W/\"a\"")], identified: true),
+            Identification(stored: [], notModified: [("ETag", "\"a\"")], identified: false),
+            Identification(
+                stored: [("Last-Modified", "Fri, 15 Jan 2027 07:00:00 GMT")],
+                notModified: [("Last-Modified", "Fri, 15 Jan 2027 07:00:00 GMT")], identified: true),
+            Identification(
+                stored: [("Last-Modified", "Fri, 15 Jan 2027 07:00:00 GMT")],
+                notModified: [("Last-Modified", "Fri, 15 Jan 2027 07:30:00 GMT")], identified: false),
+            Identification(
+                stored: [("ETag", "\"a\"")], notModified: [("Cache-Control", "max-age=60")], identified: true),
+        ])
+    func notModifiedIdentifies(_ example: Identification) {
+        var head = HTTPResponse(status: .notModified)
+        for (name, value) in example.notModified {
+            if let name = HTTPField.Name(name) { head.headerFields.append(HTTPField(name: name, value: value)) }
+        }
+        #expect(Self.entry(example.stored).isIdentified(by: head) == example.identified)
+    }
 }

@@ -51,6 +51,10 @@ extension Client {
     ///
     /// Calls started after this returns are not affected. Each cancelled call throws `CancellationError`.
     ///
+    /// A call whose response is a ``LiveResponse`` (and each connection of an event stream) ends when its head
+    /// arrives: the body is read in the caller's task, which ends it by cancelling that task. This does not reach
+    /// a body being read.
+    ///
     /// - Returns: How many calls were cancelled.
     @discardableResult
     public func cancelAll() -> Int {

@@ -184,6 +184,47 @@ extension Conformance {
             }
         }
 
+        @Test(
+            "a response to one API key, cookie or custom credential header is never served to another, or to none",
+            arguments: TransportKind.all)
+        func partitionedByOtherCredentials(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                // The body names the credentials the request carried; every response is fresh for 10 minutes.
+                server.register("GET", "/mine") { request in
+                    let names = ["X-Api-Key", "Cookie", "X-Tenant-Key"]
+                    let carried = names.compactMap { name in request.header(name).map { "\(name)=\($0)" } }
+                    return TestServerResponse(
+                        headers: [("Cache-Control", "max-age=600")], body: Array(carried.joined(separator: ";").utf8))
+                }
+                var redactor = Redactor.default
+                redactor.sensitiveHeaderNames.insert(try #require(HTTPField.Name("X-Tenant-Key")))
+                let client = makeClient(transport, server.baseURL) {
+                    $0.cache = .memory()
+                    $0.redactor = redactor
+                }
+                let cases: [(RequestHeaders, String)] = [
+                    (["X-Api-Key": "alpha"], "X-Api-Key=alpha"),
+                    (["X-Api-Key": "beta"], "X-Api-Key=beta"),
+                    ([:], ""),
+                    (["Cookie": "session=1"], "Cookie=session=1"),
+                    (["Cookie": "session=2"], "Cookie=session=2"),
+                    (["X-Tenant-Key": "t1"], "X-Tenant-Key=t1"),
+                    (["X-Tenant-Key": "t2"], "X-Tenant-Key=t2"),
+                ]
+                for (headers, expected) in cases {
+                    let response = try await get(client, "/mine", headers: headers)
+                    #expect(String(decoding: response.value, as: UTF8.self) == expected, "\(headers)")
+                    #expect(response.cacheStatus?.outcome == .miss, "\(headers)")
+                }
+                // Each one's own entry is still there for it.
+                for (headers, expected) in cases {
+                    let response = try await get(client, "/mine", headers: headers)
+                    #expect(String(decoding: response.value, as: UTF8.self) == expected, "\(headers)")
+                    #expect(response.cacheStatus?.outcome == .hit, "\(headers)")
+                }
+            }
+        }
+
         /// The `If-None-Match` of each request a route saw, in order.
         actor Conditions {
             private(set) var conditions: [String?] = []

@@ -22,12 +22,16 @@ public struct CacheKey: Hashable, Sendable {
         self.url = url
     }
 
-    /// The key of `request`, partitioned by its `Authorization` header under `partitionKey`.
-    init?(_ request: HTTPRequest, partitionKey: [UInt8]) {
+    /// The key of `request`, partitioned by its credentials under `partitionKey`: its `Authorization` header, or
+    /// without one, the values of the `credentialHeaders` it carries (`Cookie`, `X-Api-Key`, …).
+    init?(_ request: HTTPRequest, partitionKey: [UInt8], credentialHeaders: Set<HTTPField.Name> = []) {
         guard let url = request.url else { return nil }
-        self.init(
-            partition: Self.partition(ofAuthorization: request.headerFields[.authorization], key: partitionKey),
-            url: url.absoluteString)
+        let fields = request.headerFields
+        let partition =
+            fields[.authorization] != nil || credentialHeaders.isEmpty
+            ? Self.partition(ofAuthorization: fields[.authorization], key: partitionKey)
+            : Self.partition(of: fields, credentialHeaders: credentialHeaders, key: partitionKey)
+        self.init(partition: partition, url: url.absoluteString)
     }
 
     /// The partition of requests signed with `authorization`: the user's entries are never served to another
@@ -36,6 +40,19 @@ public struct CacheKey: Hashable, Sendable {
     static func partition(ofAuthorization authorization: String?, key: [UInt8]) -> String {
         guard let authorization, !authorization.isEmpty else { return "" }
         return SHA256.hexString(SHA256.hmac(key: key, message: Array(authorization.utf8)))
+    }
+
+    /// The partition of a request without `Authorization` that carries other credentials: an HMAC of each such
+    /// field's name and value, so a response to one API key or cookie is never served to another (or to a request
+    /// with none). `""` when it carries none. Each line ends in a newline, which no `Authorization` value contains:
+    /// no such partition equals an `Authorization` one. A signed partition: a sign-in or sign-out purges it too.
+    static func partition(of fields: HTTPFields, credentialHeaders: Set<HTTPField.Name>, key: [UInt8]) -> String {
+        var lines: [String] = []
+        for field in fields where field.name != .setCookie && credentialHeaders.contains(field.name) {
+            lines.append("\(field.name.canonicalName): \(field.value)\n")
+        }
+        guard !lines.isEmpty else { return "" }
+        return SHA256.hexString(SHA256.hmac(key: key, message: Array(lines.sorted().joined().utf8)))
     }
 
     /// A new random partition key.

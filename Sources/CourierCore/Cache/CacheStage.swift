@@ -16,15 +16,30 @@ struct CacheStage: Sendable {
     let streams: Bool
     /// What the cache did in the last send, and whether it stored the response; `nil` without a cache, so a
     /// client with no cache pays nothing for this stage.
-    private let record: LockedBox<(status: CacheStatus?, stored: Bool)>?
+    private let record: LockedBox<Record>?
 
-    init(cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?, streams: Bool = false) {
+    private struct Record {
+        var status: CacheStatus?
+        var stored = false
+        /// The request headers that carry credentials besides `Authorization` (the client's ``Redactor``'s
+        /// sensitive headers): a request without `Authorization` is partitioned by their values (``CacheKey``).
+        /// Kept here rather than in the stage, whose size every call's frames pay for (issue #17).
+        let credentialHeaders: Set<HTTPField.Name>
+    }
+
+    init(
+        cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?, streams: Bool = false,
+        credentialHeaders: Set<HTTPField.Name> = Redactor.defaultSensitiveHeaderNames
+    ) {
         self.cache = cache
         self.policy = policy
         self.inflight = inflight
         self.streams = streams
-        self.record = cache == nil ? nil : LockedBox((status: nil, stored: false))
+        self.record = cache == nil ? nil : LockedBox(Record(credentialHeaders: credentialHeaders))
     }
+
+    /// The request headers other than `Authorization` that partition the cache.
+    private var credentialHeaders: Set<HTTPField.Name> { record?.withLock { $0.credentialHeaders } ?? [] }
 
     /// The stage of a call of `client` and a request with `policy`. A streamed body is not shared between
     /// concurrent calls (each reads its own stream), but it is cached.
@@ -33,7 +48,8 @@ struct CacheStage: Sendable {
             cache: client.configuration.cache,
             policy: policy,
             inflight: client.configuration.deduplicatesRequests && !streamsBody ? client.configuration.inflight : nil,
-            streams: streamsBody
+            streams: streamsBody,
+            credentialHeaders: client.configuration.redactor.sensitiveHeaderNames
         )
         if let cache = client.configuration.cache {
             for case let adapter as AuthenticationAdapter in client.configuration.adapters {
@@ -74,7 +90,10 @@ struct CacheStage: Sendable {
         context: TransportContext,
         over transport: any Transport
     ) async throws -> TransportResponse {
-        record?.withLock { $0 = (status: nil, stored: false) }
+        record?.withLock {
+            $0.status = nil
+            $0.stored = false
+        }
         guard let cache, policy != .bypass, let url = request.head.url else {
             return try await network(request, context: context, over: transport)
         }
@@ -149,7 +168,8 @@ struct CacheStage: Sendable {
         let requestControl = CacheControl(fields)
         guard request.head.method == .get, request.body == nil, !requestControl.noStore,
             fields[.ifNoneMatch] == nil, fields[.ifModifiedSince] == nil, fields[.range] == nil,
-            let key = CacheKey(request.head, partitionKey: cache.store.partitionKey)
+            let key = CacheKey(
+                request.head, partitionKey: cache.store.partitionKey, credentialHeaders: credentialHeaders)
         else {
             return .network
         }
@@ -375,7 +395,9 @@ struct CacheStage: Sendable {
         over transport: any Transport
     ) {
         // A streamed call's revalidation streams too: its copy is bounded like the call's own, never read whole.
-        let stage = CacheStage(cache: cache, policy: .useProtocolRules, inflight: inflight, streams: streams)
+        let stage = CacheStage(
+            cache: cache, policy: .useProtocolRules, inflight: inflight, streams: streams,
+            credentialHeaders: credentialHeaders)
         // The call's TLS, proxy and limits, without its deadline: the revalidation outlives the call.
         var context = context
         context.deadlineMoment = nil

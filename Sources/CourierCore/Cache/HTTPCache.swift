@@ -8,8 +8,9 @@ public import Foundation
 /// network, a stale one is revalidated with `If-None-Match` / `If-Modified-Since`, and a `304` serves the stored
 /// body with the merged headers. Only GET responses are stored; unsafe methods invalidate what they touch.
 ///
-/// Entries are partitioned by credential: the `Authorization` value (as a SHA-256 digest, never in the clear)
-/// is part of every key, so one user's entry is never served to another. When the client authenticates with an
+/// Entries are partitioned by credential: the `Authorization` value (as an HMAC-SHA-256 digest, never in the
+/// clear) is part of every key, or without one the values of the other credential headers the client's ``Redactor``
+/// knows (`Cookie`, `X-Api-Key`, …), so one user's entry is never served to another. When the client authenticates with an
 /// ``Authenticator``, signing in, a refresh and signing out purge the entries of the previous credential.
 ///
 /// ```swift

@@ -139,7 +139,7 @@ extension Conformance {
         @Test(
             "row 21: truncation is truncatedResponse on every transport; a GET is retried, a POST is not",
             arguments: TransportKind.all,
-            ["/fault/truncate", "/fault/reset-mid-body", "/fault/chunked-truncated"]
+            ["/fault/truncate", "/fault/truncate-unclean", "/fault/reset-mid-body", "/fault/chunked-truncated"]
         )
         func truncation(transport: TransportKind, path: String) async throws {
             try await withTestServer { server in

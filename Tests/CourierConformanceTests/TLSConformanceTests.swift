@@ -33,6 +33,30 @@ extension Conformance {
             }
         }
 
+        @Test(
+            "a TLS connection dropped mid-body without close_notify is truncatedResponse, and a GET is retried",
+            arguments: TransportKind.all)
+        func uncleanShutdownMidBody(transport: TransportKind) async throws {
+            let authority = try TLSLab.authority.get()
+            try await withTLSServer(TestServerTLS(authority: authority, applicationProtocols: [.http1])) { server in
+                try await tlsCase("unclean TLS shutdown mid-body", on: transport, needs: [.customTrust]) {
+                    var configuration = Client.Configuration(retryPolicy: RetryPolicy(backoff: .none))
+                    configuration.tls = try TLSLab.trusting(authority)
+                    let client = Client(
+                        server: Server(baseURL: server.baseURL), transport: transport.make(),
+                        configuration: configuration)
+                    let error = try await expectTLSFailure {
+                        try await client.send(
+                            HTTPSBytes(path: "/fault/truncate-unclean", query: ["announce": 100, "send": 9]))
+                    }
+                    #expect(error?.code == .truncatedResponse, "\(String(describing: error))")
+                    #expect(attempts(error) == 3)
+                    #expect(server.requestCount == 3)
+                    return error?.code.description ?? "-"
+                }
+            }
+        }
+
         static func exercise(_ caseName: String, _ client: Client, _ target: TLSTarget) async throws {
             switch caseName {
             case "GET with query":

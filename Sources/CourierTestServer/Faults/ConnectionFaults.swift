@@ -8,6 +8,8 @@
     /// - `reset-mid-body?announce=100&send=9`: `Content-Length: announce`, `send` bytes, then a TCP RST (with
     ///   `max_age=60`, the head says `Cache-Control: max-age=60`, so a cache would keep it if it kept cut bodies).
     /// - `truncate?announce=100&send=9`: the same, then a clean FIN.
+    /// - `truncate-unclean?announce=100&send=9`: the same, then a FIN without TLS's `close_notify` (an unclean TLS
+    ///   shutdown); over plain HTTP, `truncate`.
     /// - `chunked-truncated`: a chunked body with no last chunk, then FIN.
     /// - `stall-after-headers`: the head (announcing 100 bytes) and then nothing until the client closes.
     /// - `never-answer`: reads the request and never responds, until the client closes.
@@ -33,7 +35,7 @@
         static func handle(_ name: Substring, _ context: RouteContext) async throws -> Disposition {
             let connection = context.connection
             switch name {
-            case "reset-mid-body", "truncate":
+            case "reset-mid-body", "truncate", "truncate-unclean":
                 let announce = FaultRoutes.integer(context, "announce", 100, in: 0...Int(Int32.max))
                 let send = FaultRoutes.integer(context, "send", 9, in: 0...max(announce, 0))
                 var headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(announce))]
@@ -46,6 +48,8 @@
                 try await connection.write(buffer)
                 if name == "truncate" {
                     await connection.closeCleanly()
+                } else if name == "truncate-unclean" {
+                    await connection.closeWithoutCloseNotify()
                 } else {
                     await connection.reset()
                 }

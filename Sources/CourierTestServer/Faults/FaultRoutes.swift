@@ -9,9 +9,9 @@
         static func route(named name: Substring) -> BuiltinRoute? {
             let handler: (@Sendable (RouteContext) async throws -> Disposition)? =
                 switch name {
-                case "reset-mid-body", "truncate", "chunked-truncated", "stall-after-headers", "never-answer", "drip",
-                    "close-idle-after-response", "reset-on-request", "close-on-request", "reset-if-reused",
-                    "reset-stream":
+                case "reset-mid-body", "truncate", "truncate-unclean", "chunked-truncated", "stall-after-headers",
+                    "never-answer", "drip", "close-idle-after-response", "reset-on-request", "close-on-request",
+                    "reset-if-reused", "reset-stream":
                     { context in try await ConnectionFaults.handle(name, context) }
                 case "duplicate-content-length", "content-length-and-chunked", "gzip-bomb", "stacked-encodings",
                     "header-flood", "huge-header", "extra-response":

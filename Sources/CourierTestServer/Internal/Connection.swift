@@ -2,6 +2,7 @@
     import NIOCore
     import NIOHTTP1
     import NIOHTTP2
+    import NIOSSL
 
     #if canImport(Glibc)
         import Glibc
@@ -125,6 +126,24 @@
         /// Waits for queued writes, then closes with a FIN.
         func closeCleanly() async {
             await drain()
+            _ = try? await channel.close().get()
+        }
+
+        /// Waits for queued writes, then closes with a FIN but, over TLS, without TLS's `close_notify` first (the TLS
+        /// handler is taken out of the pipeline): the peer sees an unclean TLS shutdown, as when a load balancer or a
+        /// crashing server drops the connection. Over plain HTTP the same as ``closeCleanly()``.
+        func closeWithoutCloseNotify() async {
+            await drain()
+            let channel = self.channel
+            // On the event loop, where the handler (not `Sendable`) may be touched.
+            let removed = channel.eventLoop.flatSubmit { () -> EventLoopFuture<Void> in
+                let pipeline = channel.pipeline.syncOperations
+                guard let tls = try? pipeline.handler(type: NIOSSLServerHandler.self) else {
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                }
+                return pipeline.removeHandler(tls)
+            }
+            _ = try? await removed.get()
             _ = try? await channel.close().get()
         }
 

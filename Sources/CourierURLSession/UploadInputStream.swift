@@ -25,12 +25,23 @@ import Foundation
             self.capacity = capacity
         }
 
-        /// Copies `body` into the stream; returns the body's error, if iterating it failed.
+        /// Copies `body` into the stream; returns the body's error, if iterating it failed or it produced another
+        /// number of bytes than its known length (then the stream fails before its end, so libcurl aborts the upload
+        /// and the server never sees a complete body: as AsyncHTTPClient and the spool do).
         func pump(_ body: MessageBody) async -> (any Error)? {
+            let declared = body.length.knownCount
+            var count: Int64 = 0
             do {
                 for try await chunk in body where !chunk.isEmpty {
+                    count += Int64(chunk.count)
+                    if let declared, count > declared {
+                        throw UploadSpool.lengthMismatch(produced: "more than \(declared)", declared: declared)
+                    }
                     guard await waitForSpace() else { return nil }
                     append(chunk)
+                }
+                if let declared, count != declared {
+                    throw UploadSpool.lengthMismatch(produced: "\(count)", declared: declared)
                 }
                 finish(failing: false)
                 return nil

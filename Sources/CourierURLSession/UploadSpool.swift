@@ -67,11 +67,7 @@ struct UploadSpool: Sendable {
                 try await write(batch, to: handle, url: url)
             }
             if case .known(let expected) = body.length, expected != count {
-                throw CourierError(
-                    code: .invalidBody,
-                    stage: .transport,
-                    message: "the streamed request body produced \(count) bytes; its length says \(expected)"
-                )
+                throw lengthMismatch(produced: "\(count)", declared: expected)
             }
             return UploadSpool(url: url, count: count)
         } catch {
@@ -117,5 +113,15 @@ struct UploadSpool: Sendable {
     /// Removes the file (a request that failed before URLSession opened it, or one that ended).
     func remove() {
         try? FileManager.default.removeItem(at: url)
+    }
+
+    /// The error of a streamed body that produced another number of bytes than its known length: the request is at
+    /// fault (a file that shrank or grew, a miscounted sequence), so it is not sent, and not retried.
+    static func lengthMismatch(produced: String, declared: Int64) -> CourierError {
+        CourierError(
+            code: .invalidBody,
+            stage: .transport,
+            message: "the streamed request body produced \(produced) bytes; the length it declared is \(declared)"
+        )
     }
 }

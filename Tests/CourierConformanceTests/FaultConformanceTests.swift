@@ -216,15 +216,20 @@ extension Conformance {
             }
         }
 
-        @Test("a streamed upload shorter than its declared length fails as the request's fault, sent once")
-        func uploadShorterThanDeclared() async throws {
+        @Test(
+            "a streamed upload shorter or longer than its declared length fails as the request's fault, sent once",
+            arguments: TransportKind.all, [5, 1])
+        func uploadLengthMismatch(transport: TransportKind, declared: Int64) async throws {
             struct Upload: Request {
                 typealias Response = Data
+                let declared: Int64
                 var method: HTTPRequest.Method { .put }
                 var path: String { "/upload" }
+                var timeout: Duration? { .seconds(10) }
                 var body: RequestBody? {
-                    // Three bytes, though the body says five: a file that shrank, a miscounted sequence.
-                    .stream(MessageBody(ThreeBytes(), length: .known(5), iterationBehavior: .multiple))
+                    // Three bytes, though the body says five or one: a file that shrank or grew, a miscounted
+                    // sequence.
+                    .stream(MessageBody(ThreeBytes(), length: .known(declared), iterationBehavior: .multiple))
                 }
             }
             struct ThreeBytes: AsyncSequence, Sendable {
@@ -237,10 +242,10 @@ extension Conformance {
                 }
                 func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
             }
-            try await withEmbedded(.asyncHTTPClient) { client, server in
+            try await withEmbedded(transport) { client, server in
                 let before = server.requestCount
-                let error = await expectCourierError { try await client.send(Upload()) }
-                #expect(error?.code == .invalidBody)
+                let error = await expectCourierError { try await client.send(Upload(declared: declared)) }
+                #expect(error?.code == .invalidBody, "\(String(describing: error))")
                 #expect(error?.message?.contains("declared") == true)
                 #expect(server.requestCount - before <= 1, "not retried: the server is not at fault")
             }

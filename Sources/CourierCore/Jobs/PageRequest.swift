@@ -11,10 +11,26 @@ struct PageRequest<Base: Request>: ForwardingRequest {
     let base: Base
     /// The linked URL to send `base` to instead of its own path and query.
     let url: URL?
+    /// The server `base` goes to (the first page's): a linked page keeps its TLS and proxy options, and on the
+    /// same origin its headers (an API key).
+    let firstServer: Server?
+
+    init(base: Base, url: URL?, firstServer: Server? = nil) {
+        self.base = base
+        self.url = url
+        self.firstServer = firstServer
+    }
 
     var server: Server? {
         guard let url, let origin = Self.origin(of: url) else { return base.server }
-        return Server(baseURL: origin, environment: base.server?.environment ?? .production)
+        let first = firstServer ?? base.server
+        return Server(
+            baseURL: origin,
+            environment: first?.environment ?? .production,
+            headers: first.map { Origin(url: url) == $0.origin ? $0.headers : [:] } ?? [:],
+            tls: first?.tls,
+            proxy: first?.proxy
+        )
     }
     var adapters: [any RequestAdapter] {
         guard let url else { return base.adapters }

@@ -45,7 +45,10 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
             let call: PageRequest<R>
             switch current {
             case .request(let request): call = PageRequest(base: request, url: nil)
-            case .url(let request, let url): call = PageRequest(base: request, url: url)
+            case .url(let request, let url):
+                // The first page's server: its pins, proxy and (on its origin) headers go with the linked page.
+                let first = try pages.client.server(for: request).0
+                call = PageRequest(base: request, url: url, firstServer: first)
             }
             let output = try await pages.client.send(call, tags: pages.tags)
             number += 1

@@ -117,6 +117,33 @@ struct PagesTests {
         #expect(mock.recordedRequests.allSatisfy { $0.head.method == .get })
     }
 
+    @Test("a linked page keeps its server's TLS options, and on the server's origin its headers")
+    func linkKeepsTheServer() async throws {
+        let mock = MockTransport()
+        let tls = TLSRecorder(base: mock)
+        var serverTLS = TLSOptions()
+        serverTLS.minimumVersion = .tls13
+        let server = Server(
+            baseURL: try #require(URL(string: "https://api.example.com")), headers: ["X-Api-Key": "k1"],
+            tls: serverTLS)
+        let client = Client(server: server, transport: tls, configuration: Client.Configuration(retryPolicy: .disabled))
+        mock.stub(.get, "/numbers") { request in
+            switch request.query ?? "" {
+            case "per_page=2":
+                .json(raw: "[1]", headerFields: [link: "</numbers?page=2&per_page=2>; rel=next"])
+            case "page=2&per_page=2":
+                .json(raw: "[2]", headerFields: [link: "<https://cdn.example.net/numbers?page=3>; rel=next"])
+            default: .json(raw: "[3]")
+            }
+        }
+        var values: [Int] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) { values += page.value }
+        #expect(values == [1, 2, 3])
+        let keys = mock.recordedRequests.map { $0.head.headerFields[HTTPField.Name("X-Api-Key")!] ?? "none" }
+        #expect(keys == ["k1", "k1", "none"], "the API key goes to the server's origin only")
+        #expect(tls.minimumVersions == [.tls13, .tls13, .tls13], "the server's TLS options for every page")
+    }
+
     @Test("a link to another origin gets no bearer token; the client's own origin does")
     func linkToOtherOriginHasNoToken() async throws {
         let (client, mock) = Fixtures.client { $0.adapters.append(.bearer { "secret-token" }) }
@@ -189,4 +216,19 @@ struct PagesTests {
 
 extension ListItems {
     fileprivate func with(cursor: String) -> ListItems { ListItems(cursor: cursor) }
+}
+
+/// Forwards to `base`, recording each request's TLS minimum version.
+private final class TLSRecorder: Transport {
+    let base: MockTransport
+    private let versions = DecisionFixtures.Shared<[TLSOptions.Version]>([])
+    init(base: MockTransport) { self.base = base }
+
+    var minimumVersions: [TLSOptions.Version] { versions.value }
+
+    func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
+        let version = context.tls.minimumVersion
+        versions.update { $0.append(version) }
+        return try await base.send(request, context: context)
+    }
 }

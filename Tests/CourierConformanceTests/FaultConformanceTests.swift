@@ -217,6 +217,34 @@ extension Conformance {
         }
 
         @Test(
+            "an upload from a symbolic link (a relative one, as in a Kubernetes secret mount) sends the file it names",
+            arguments: TransportKind.all)
+        func uploadThroughSymbolicLink(transport: TransportKind) async throws {
+            struct Uploaded: Decodable, Sendable { let bytes: Int }
+            struct Upload: Request {
+                typealias Response = Uploaded
+                let body: RequestBody?
+                var method: HTTPRequest.Method { .post }
+                var path: String { "/upload" }
+            }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-link-\(UUID())")
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent("..data"), withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let size = 1704
+            try Data(repeating: 0x41, count: size).write(to: directory.appendingPathComponent("..data/tls.pem"))
+            let link = directory.appendingPathComponent("tls.pem")
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "..data/tls.pem")
+            try await withEmbedded(transport) { client, _ in
+                let whole = try await client.send(Upload(body: .file(link)))
+                #expect(whole.bytes == size)
+                let multipart = try await client.send(
+                    Upload(body: .multipart([.file(name: "cert", fileURL: link, filename: "tls.pem")])))
+                #expect(multipart.bytes > size)
+            }
+        }
+
+        @Test(
             "a streamed upload shorter or longer than its declared length fails as the request's fault, sent once",
             arguments: TransportKind.all, [5, 1])
         func uploadLengthMismatch(transport: TransportKind, declared: Int64) async throws {

@@ -102,7 +102,8 @@ extension MultipartFormData {
             }
             let attributes: [FileAttributeKey: Any]
             do {
-                attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+                // The file a symbolic link names: the link's own size is the length of its path.
+                attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
             } catch {
                 throw unreadable("no such file or no access", error)
             }

@@ -9,7 +9,9 @@ extension MessageBody {
     public static func file(at url: URL, chunkSize: Int = 64 * 1024) throws -> MessageBody {
         let attributes: [FileAttributeKey: Any]
         do {
-            attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            // The file a symbolic link names (a Kubernetes secret mount, say): `attributesOfItem` does not follow
+            // links, and a link's own size is the length of the path it holds.
+            attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
         } catch {
             throw CourierError(
                 code: .invalidBody,

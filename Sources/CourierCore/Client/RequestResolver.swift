@@ -84,7 +84,9 @@ extension DefaultStringInterpolation {
     ///
     /// `/`, `?`, `#`, `%` and every other character outside RFC 3986's segment characters are encoded, once:
     /// `"/files/\(pathSegment: "../admin")"` is `/files/..%2Fadmin`, and `%2F` becomes `%252F`. A value that is
-    /// exactly `.` or `..` is encoded as `%2E` / `%2E%2E`, so it can never be read as a dot segment.
+    /// exactly `.` or `..` has no encoding a server will not read as a dot segment (RFC 3986 §6.2.2.2 makes `%2E`
+    /// equal to `.`), so it is encoded as `%2E` / `%2E%2E` and the call fails with ``CourierError/Code/invalidURL``
+    /// before anything is sent, rather than reaching the path's parent.
     public mutating func appendInterpolation(pathSegment value: some CustomStringConvertible) {
         let text = value.description
         if text == "." || text == ".." {

@@ -40,8 +40,8 @@ enum RequestValidator {
                 )
             }
         }
-        if let path = head.path, path.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "#") }) {
-            throw invalidURL("the path contains a space, control character, non-ASCII byte or '#' after adapting")
+        if let path = head.path, let problem = problem(in: path) {
+            throw invalidURL(problem)
         }
 
         // One pass to see whether there is anything to remove (an assignment by name scans the fields each time).
@@ -63,6 +63,55 @@ enum RequestValidator {
             }
         } else if head.method == .post || head.method == .put || head.method == .patch {
             request.head.headerFields[.contentLength] = "0"
+        }
+    }
+
+    /// What is wrong with a request target (path and query), or `nil`: a byte a request line cannot carry, or a
+    /// path segment that is a percent-encoded dot segment (`%2E`, `%2E%2E`, `.%2E`, `%2E.`). RFC 3986 §6.2.2.2 makes
+    /// `%2E` equivalent to `.`, and servers and proxies (nginx, Go's `ServeMux`, WHATWG URL parsers) resolve such a
+    /// segment like `..`: `\(pathSegment: "..")` would leave the path it was meant to stay in. One pass over the
+    /// bytes, which the byte check made anyway.
+    @inline(never)
+    static func problem(in target: String) -> String? {
+        var target = target
+        return target.withUTF8 { bytes -> String? in
+            var dots = 0
+            var encoded = false
+            var other = false
+            var inQuery = false
+            var index = 0
+            // Whether the segment that just ended is an encoded dot segment; resets the segment's state.
+            func endsEncodedDotSegment() -> Bool {
+                defer { (dots, encoded, other) = (0, false, false) }
+                return encoded && !other && (dots == 1 || dots == 2)
+            }
+            let dotSegment =
+                "the path has a percent-encoded dot segment (%2E or %2E%2E), which servers resolve as "
+                + "'.' or '..': a pathSegment value of '.' or '..' cannot be sent"
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") {
+                    return "the path contains a space, control character, non-ASCII byte or '#' after adapting"
+                }
+                index += 1
+                if inQuery { continue }
+                switch byte {
+                case UInt8(ascii: "/"), UInt8(ascii: "?"):
+                    if endsEncodedDotSegment() { return dotSegment }
+                    inQuery = byte == UInt8(ascii: "?")
+                case UInt8(ascii: "."):
+                    dots += 1
+                case UInt8(ascii: "%")
+                where index + 1 < bytes.count && bytes[index] == UInt8(ascii: "2")
+                    && (bytes[index + 1] == UInt8(ascii: "E") || bytes[index + 1] == UInt8(ascii: "e")):
+                    dots += 1
+                    encoded = true
+                    index += 2
+                default:
+                    other = true
+                }
+            }
+            return !inQuery && endsEncodedDotSegment() ? dotSegment : nil
         }
     }
 

@@ -196,11 +196,26 @@ struct RequestValidationTests {
         #expect(sent.head.path == "/users/42/-1.5")
     }
 
-    @Test("a pathSegment of exactly . or .. cannot act as a dot-segment", arguments: [".", ".."])
-    func dotSegments(value: String) async throws {
-        let sent = try await send(AdapterFixtures.probe(path: "/users/\(pathSegment: value)/profile"))
-        let segments = sent.pathWithoutQuery.split(separator: "/").map(String.init)
-        #expect(!segments.contains(value))
+    @Test(
+        "a pathSegment of exactly . or .. (or a literal %2E dot segment, which servers resolve as one) fails with invalidURL",
+        arguments: [
+            "/users/\(pathSegment: ".")/profile", "/users/\(pathSegment: "..")/profile", "/a/%2e%2E", "/a/.%2E/b",
+            "/a/%2E./b",
+        ])
+    func dotSegments(path: String) async throws {
+        let error = await expectCourierError { try await send(AdapterFixtures.probe(path: path)) }
+        #expect(error?.code == .invalidURL, "\(path)")
+        #expect(error?.message?.contains("dot segment") == true)
+    }
+
+    @Test(
+        "segments with %2E next to other characters are sent as written; the query is not a path",
+        arguments: ["/a/%2E%2Ea/b", "/a/x%2E/b", "/a/%2E%2E%2E", "/v1.2/%2Ejson"])
+    func encodedDotsElsewhere(path: String) async throws {
+        let sent = try await send(AdapterFixtures.probe(path: path))
+        #expect(sent.head.path == path)
+        let queried = try await send(AdapterFixtures.probe(path: path, query: ["up": "..", "next": "%2E%2E"]))
+        #expect(queried.head.path?.hasPrefix(path + "?") == true)
     }
 
     static let literalPaths: [(path: String, encoded: String)] = [

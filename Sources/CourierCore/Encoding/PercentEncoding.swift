@@ -155,10 +155,11 @@ package enum PercentEncoding {
 
     /// Percent-encodes a whole path, keeping its `/` separators.
     ///
-    /// Each segment between slashes that ``isValidPercentEncoded(_:allowing:)`` accepts for
-    /// ``AllowedCharacters/pathSegment`` is kept verbatim (the caller already encoded it); any other segment is
-    /// encoded once with ``encode(_:allowing:spaceAsPlus:)``. Empty and dot segments are kept as they are, so
-    /// `/a%20b/c d` becomes `/a%20b/c%20d` and `/100%/x` becomes `/100%25/x`.
+    /// Well-formed `%XX` triplets are kept as written (the caller, or a `\(pathSegment:)` interpolation, already
+    /// encoded them); every other byte outside ``AllowedCharacters/pathSegment`` and `/` is encoded once, a `%` that
+    /// starts no triplet included. So `/a%20b/c d` becomes `/a%20b/c%20d`, `/100%/x` becomes `/100%25/x`, and
+    /// `/Q1%20report final.pdf` becomes `/Q1%20report%20final.pdf` (not `Q1%2520…`). Empty and dot segments are
+    /// kept as they are.
     ///
     /// - Parameter path: The path, with or without a leading `/`.
     /// - Returns: A path containing only `pchar` bytes, `/` and well-formed `%XX` triplets.
@@ -166,12 +167,29 @@ package enum PercentEncoding {
         if isValidPercentEncoded(path, allowing: pathWithSlashes) {
             return String(path)
         }
-        return path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
-            if isValidPercentEncoded(segment, allowing: .pathSegment) {
-                return String(segment)
+        let bytes = Array(path.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count * 3)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == ASCII.percent, index + 2 < bytes.count, isHexDigit(bytes[index + 1]),
+                isHexDigit(bytes[index + 2])
+            {
+                output.append(contentsOf: bytes[index...(index + 2)])
+                index += 3
+                continue
             }
-            return encode(segment, allowing: .pathSegment)
-        }.joined(separator: "/")
+            if pathWithSlashes.contains(byte) {
+                output.append(byte)
+            } else {
+                output.append(ASCII.percent)
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0x0F)])
+            }
+            index += 1
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     // MARK: - Internals

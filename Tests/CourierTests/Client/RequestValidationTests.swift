@@ -232,6 +232,10 @@ struct RequestValidationTests {
         ("/a%2Fb", "/a%2Fb"),
         ("/a%20b/c d", "/a%20b/c%20d"),
         ("/ok/a b?c#d", "/ok/a%20b%3Fc%23d"),
+        // A triplet stays as written next to a byte that needs encoding, in the same segment.
+        ("/files/Q1%20report final.pdf", "/files/Q1%20report%20final.pdf"),
+        ("/notes/\(pathSegment: "a/b") draft", "/notes/a%2Fb%20draft"),
+        ("/p/100%25 off%", "/p/100%25%20off%25"),
     ]
 
     @Test(

@@ -141,7 +141,8 @@
             // Not through `client.configuration`: from this module that is a copy of the whole configuration, 0.5 µs
             // of every call at 1 in flight (`Benchmarks/profile-diff --clients openapi-ahc,openapi-courier`).
             guard client.logsCalls else { return client }
-            return client.configured { $0.logger[metadataKey: "openapi.operation_id"] = "\(operationID)" }
+            // Not `configured`: that client would have a `maxConcurrentRequests` limiter of its own for each call.
+            return client.addingLogMetadata("openapi.operation_id", operationID)
         }
     }
 #endif

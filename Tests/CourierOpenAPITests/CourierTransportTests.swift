@@ -113,4 +113,42 @@ struct CourierTransportTests {
             #expect(counter.totalValue == 1)
         }
     }
+
+    /// A direct call through the Courier client, with a short timeout.
+    private struct Other: CourierCore.Request {
+        typealias Response = Data
+        var path: String { "/other" }
+        var timeout: Duration? { .seconds(1) }
+    }
+
+    @Test(
+        "with call logging on, a generated call holds a slot of the client's maxConcurrentRequests like any call",
+        arguments: TransportKind.all)
+    func concurrencyLimitWithLogging(transport: TransportKind) async throws {
+        try await withTestServer { server in
+            let (held, hold) = AsyncStream<Void>.makeStream()
+            let (released, release) = AsyncStream<Void>.makeStream()
+            server.register("GET", "/get") { _ in
+                hold.yield()
+                for await _ in released { break }
+                return .json(#"{"args": {}, "headers": {}, "url": "/get"}"#)
+            }
+            server.register("GET", "/other") { _ in .text("other") }
+            let logs = LogCapture()
+            let courier = makeCourier(transport, server.baseURL) {
+                $0.logger = logs.logger()
+                $0.maxConcurrentRequests = 1
+            }
+            let api = try generatedClient(courier)
+            async let generated = try? api.getEcho(query: .init(name: "held"))
+            for await _ in held { break }
+            // The generated call has the only slot: this one waits for it until its timeout, and is never sent. With
+            // a limiter of its own per logged operation, the generated call took no slot of this client's.
+            let error = await #expect(throws: CourierError.self) { try await courier.send(Other()) }
+            #expect(error?.code == .timedOut, "\(String(describing: error))")
+            #expect(server.requestCount == 1)
+            release.yield()
+            _ = await generated
+        }
+    }
 }

@@ -26,7 +26,7 @@ extension Client {
         /// transport's own queue holds requests signed before they queued). ``RequestLane/priority`` requests, such
         /// as Courier's token requests, do not wait. A call waiting out a retry's back-off (`Retry-After`) holds no
         /// slot (``DecisionContext/pause(for:)``). A client made by ``Client/configured(_:)`` has a limiter of its
-        /// own.
+        /// own; one made by ``Client/switching(to:)`` shares this one's.
         public var maxConcurrentRequests: Int? = nil
 
         /// Whether identical GET and HEAD requests in flight at the same time share one transfer (each caller

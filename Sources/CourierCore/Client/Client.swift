@@ -69,7 +69,8 @@ public struct Client: Sendable {
             environment: Server.Environment,
             transport: any Transport,
             configuration: Configuration,
-            registry: RequestRegistry
+            registry: RequestRegistry,
+            limiter sharedLimiter: ConcurrencyLimiter? = nil
         ) {
             self.servers = servers
             self.environment = environment
@@ -84,7 +85,7 @@ public struct Client: Sendable {
                 decisionsWithRetry = configuration.decisions
             }
             defaultDecisionChain = decisionsWithRetry + defaultRequestDecisions
-            limiter = configuration.maxConcurrentRequests.map { ConcurrencyLimiter(limit: $0) }
+            limiter = sharedLimiter ?? configuration.maxConcurrentRequests.map { ConcurrencyLimiter(limit: $0) }
             let bases = servers.mapValues { server in
                 Result { try RequestResolver.base(of: server, cleartextPolicy: configuration.cleartextPolicy) }
                     .mapError { error in
@@ -131,27 +132,41 @@ public struct Client: Sendable {
             registry: RequestRegistry())
     }
 
-    /// Creates a client that shares `registry` (the calls in flight) with the client it derives from.
+    /// Creates a client that shares `registry` (the calls in flight) with the client it derives from, and `limiter`
+    /// (its ``Configuration/maxConcurrentRequests`` slots) when given.
     init(
         servers: [Server],
         environment: Server.Environment,
         transport: any Transport,
         configuration: Configuration,
-        registry: RequestRegistry
+        registry: RequestRegistry,
+        limiter: ConcurrencyLimiter? = nil
     ) {
         var byEnvironment: [Server.Environment: Server] = [:]
         for server in servers { byEnvironment[server.environment] = server }
         storage = Storage(
             servers: byEnvironment, environment: environment, transport: transport, configuration: configuration,
-            registry: registry)
+            registry: registry, limiter: limiter)
     }
 
-    /// A client like this one that sends to `environment` by default.
+    /// A client like this one that sends to `environment` by default. It shares this client's calls in flight and
+    /// its ``Configuration/maxConcurrentRequests`` slots: the limit is one limit for both.
     public func switching(to environment: Server.Environment) -> Client {
         Client(
             servers: Array(servers.values), environment: environment, transport: transport,
             configuration: configuration,
-            registry: registry)
+            registry: registry, limiter: storage.limiter)
+    }
+
+    /// A client like this one whose logger has `value` under `key` in its metadata, sharing this one's calls in
+    /// flight and its ``Configuration/maxConcurrentRequests`` slots: for per-call metadata (the OpenAPI transport's
+    /// operation ID), which must not give each call a limit of its own, as ``configured(_:)`` would.
+    package func addingLogMetadata(_ key: String, _ value: String) -> Client {
+        var configuration = configuration
+        configuration.logger[metadataKey: key] = "\(value)"
+        return Client(
+            servers: Array(servers.values), environment: environment, transport: transport,
+            configuration: configuration, registry: registry, limiter: storage.limiter)
     }
 
     /// A client like this one with a changed configuration.

@@ -113,4 +113,19 @@ struct ConcurrencyLimiterTests {
         #expect(try await client.send(Probe()) == "ok")
         #expect(client.limiter?.waiting == 0)
     }
+
+    @Test("a client switched to another environment shares the limit; a configured one has its own")
+    func derivedClients() throws {
+        var configuration = Client.Configuration()
+        configuration.maxConcurrentRequests = 2
+        let production = Server(baseURL: try #require(URL(string: "https://api.example.com")))
+        let staging = Server(baseURL: try #require(URL(string: "https://staging.example.com")), environment: "staging")
+        let client = Client(
+            servers: [production, staging], environment: .production, transport: MockTransport(),
+            configuration: configuration)
+        let limiter = try #require(client.limiter)
+        #expect(client.switching(to: "staging").limiter === limiter)
+        #expect(client.addingLogMetadata("operation", "list").limiter === limiter)
+        #expect(client.configured { $0.maxConcurrentRequests = 4 }.limiter !== limiter)
+    }
 }

@@ -40,15 +40,27 @@ import Foundation
                     guard await waitForSpace() else { return nil }
                     append(chunk)
                 }
+                // A body cut short because the upload was cancelled (the response came first, or the call ended)
+                // is not the body's fault: nothing to report, and the response must not be replaced.
+                if isCancelled { return nil }
                 if let declared, count != declared {
                     throw UploadSpool.lengthMismatch(produced: "\(count)", declared: declared)
                 }
                 finish(failing: false)
                 return nil
             } catch {
+                let cancelled = isCancelled
                 finish(failing: true)
-                return error
+                return cancelled ? nil : error
             }
+        }
+
+        /// Whether the upload was cancelled (``cancel()``, or the pump's task): the pipe ended before its body.
+        private var isCancelled: Bool {
+            if Task.isCancelled { return true }
+            condition.lock()
+            defer { condition.unlock() }
+            return finished && failed
         }
 
         private func append(_ chunk: ArraySlice<UInt8>) {

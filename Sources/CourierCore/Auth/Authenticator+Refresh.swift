@@ -117,7 +117,6 @@ extension Authenticator {
         // One that happened during the save queued its store operation after it, so the store agrees with it.
         if let outcome = sessionChanged(since: old) { return outcome }
         session = .active(fresh)
-        refreshedAt = (version: fresh.version, at: now())
         rejectedVersion = nil
         signatures.record(fresh)
         eventSink.yield(.refreshed(version: fresh.version))

@@ -72,9 +72,7 @@ public actor Authenticator {
         var waiters: [(id: Int, continuation: CheckedContinuation<Credential, any Error>)] = []
     }
 
-    /// A credential that expires sooner than this is refreshed before use. Default: 60 seconds. For a credential a
-    /// refresh brought, at most half its lifetime: a token that lives no longer than the window is not refreshed on
-    /// every call.
+    /// A credential that expires sooner than this is refreshed before use. Default: 60 seconds.
     public nonisolated let refreshWindow: Duration
     /// The storm guard. Default: ``RefreshLimit/default``.
     public nonisolated let refreshLimit: RefreshLimit
@@ -101,8 +99,6 @@ public actor Authenticator {
     var supersededFlights: [Int: Flight] = [:]
     var lastID = 0
     var refreshStarts: [Date] = []
-    /// When a refresh installed the credential with `version`: its lifetime is known from then to its expiry.
-    var refreshedAt: (version: Int, at: Date)?
     var storeTail: Task<Void, Never>?
 
     /// Creates an authenticator.
@@ -151,23 +147,11 @@ public actor Authenticator {
             if let flight, flight.version == credential.version {
                 return try await wait(for: flight.id)
             }
-            guard credential.expires(within: window(for: credential), of: now()) else { return credential }
+            guard credential.expires(within: refreshWindow, of: now()) else { return credential }
             return try await startRefresh(of: credential)
         } catch  where canFallBack(to: credential, after: error) {
             return credential
         }
-    }
-
-    /// ``refreshWindow``, but for a credential a refresh just brought, at most half its lifetime: a token that lives
-    /// no longer than the window (Keycloak's 300 s access tokens with a 300 s window) would count as expiring as soon
-    /// as it arrived, and every call would refresh it again until the storm guard stopped them. A credential from a
-    /// sign-in or the store keeps the whole window (its lifetime is not known).
-    private func window(for credential: Credential) -> Duration {
-        guard let refreshedAt, refreshedAt.version == credential.version, let expiresAt = credential.expiresAt
-        else { return refreshWindow }
-        let lifetime = expiresAt.timeIntervalSince(refreshedAt.at)
-        guard lifetime > 0 else { return refreshWindow }
-        return min(refreshWindow, .milliseconds(Int64(lifetime * 500)))
     }
 
     /// Renews the credential after a server rejected the one with `version`, or returns the newer one.

@@ -277,33 +277,6 @@ struct AuthenticatorTests {
         #expect(credential?.expiresAt == harness.time.now.addingTimeInterval(3600))
     }
 
-    @Test("a refreshed token that lives no longer than the window is refreshed again at half its life, not per call")
-    func shortLivedTokens() async throws {
-        // Keycloak's default: access tokens of 300 s; the window is 300 s too.
-        let harness = try await F.harness(signIn: F.signedIn(expiresIn: 30), refreshWindow: .seconds(300))
-        let issued = F.Counter()
-        harness.mock.stub(.post, F.tokenPath) { _ in
-            let number = issued.next() + 1
-            return .json(
-                raw: #"{"access_token":"access-\#(number)","token_type":"bearer","expires_in":300,"#
-                    + #""refresh_token":"refresh-\#(number)"}"#)
-        }
-        let current = F.Shared("access-2")
-        F.stubAPI(harness.mock, accepting: { current.value })
-
-        // The signed-in credential is within the window: refreshed once, then used.
-        for _ in 0..<5 { #expect(try await harness.client.send(Probe()) == "ok") }
-        #expect(harness.tokenRequests.count == 1)
-        // Half its 300 s life later, it is still used; past that, refreshed once more.
-        harness.time.advance(by: 149)
-        for _ in 0..<3 { #expect(try await harness.client.send(Probe()) == "ok") }
-        #expect(harness.tokenRequests.count == 1)
-        harness.time.advance(by: 2)
-        current.update { $0 = "access-3" }
-        for _ in 0..<3 { #expect(try await harness.client.send(Probe()) == "ok") }
-        #expect(harness.tokenRequests.count == 2)
-    }
-
     @Test("a proactive refresh that fails transiently falls back to the still-valid credential")
     func proactiveRefreshFallsBack() async throws {
         let harness = try await F.harness(signIn: F.signedIn(expiresIn: 30))

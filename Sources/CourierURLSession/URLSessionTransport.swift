@@ -344,8 +344,7 @@ public final class URLSessionTransport: Transport {
 
     /// The size of the file a file body reads, which must still be the length the body states.
     static func sizeOfFile(at url: URL, stated: MessageBody.Length) throws -> Int64 {
-        let target = url.resolvingSymlinksInPath().path  // a link's own size is the length of its path
-        let size = (try? FileManager.default.attributesOfItem(atPath: target)[.size] as? NSNumber)?.int64Value
+        let size = (try? FileManager.default.attributesOfFile(at: url)[.size] as? NSNumber)?.int64Value
         guard let size else {
             throw CourierError(
                 code: .invalidBody, stage: .transport, message: "cannot read the file to upload at \(url.path)")

@@ -44,14 +44,16 @@ struct CacheStage: Sendable {
     /// The stage of a call of `client` and a request with `policy`. A streamed body is not shared between
     /// concurrent calls (each reads its own stream), but it is cached.
     init(client: Client, policy: CachePolicy, streamsBody: Bool) {
+        let cache = client.configuration.cache
         self.init(
-            cache: client.configuration.cache,
+            cache: cache,
             policy: policy,
             inflight: client.configuration.deduplicatesRequests && !streamsBody ? client.configuration.inflight : nil,
             streams: streamsBody,
-            credentialHeaders: client.configuration.redactor.sensitiveHeaderNames
+            // Read only for a client with a cache: every call builds a stage.
+            credentialHeaders: cache == nil ? [] : client.configuration.redactor.sensitiveHeaderNames
         )
-        if let cache = client.configuration.cache {
+        if let cache {
             for case let adapter as AuthenticationAdapter in client.configuration.adapters {
                 cache.follow(adapter.authenticator)
             }

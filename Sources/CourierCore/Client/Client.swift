@@ -152,10 +152,7 @@ public struct Client: Sendable {
     /// A client like this one that sends to `environment` by default. It shares this client's calls in flight and
     /// its ``Configuration/maxConcurrentRequests`` slots: the limit is one limit for both.
     public func switching(to environment: Server.Environment) -> Client {
-        Client(
-            servers: Array(servers.values), environment: environment, transport: transport,
-            configuration: configuration,
-            registry: registry, limiter: storage.limiter)
+        derived(environment: environment, configuration: configuration, limiter: storage.limiter)
     }
 
     /// A client like this one whose logger has `value` under `key` in its metadata, sharing this one's calls in
@@ -164,9 +161,17 @@ public struct Client: Sendable {
     package func addingLogMetadata(_ key: String, _ value: String) -> Client {
         var configuration = configuration
         configuration.logger[metadataKey: key] = "\(value)"
-        return Client(
+        return derived(environment: environment, configuration: configuration, limiter: storage.limiter)
+    }
+
+    /// A client on this one's servers, transport and calls in flight, with `limiter` (`nil`: a limiter of its own
+    /// for `configuration`'s ``Configuration/maxConcurrentRequests``).
+    private func derived(
+        environment: Server.Environment, configuration: Configuration, limiter: ConcurrencyLimiter?
+    ) -> Client {
+        Client(
             servers: Array(servers.values), environment: environment, transport: transport,
-            configuration: configuration, registry: registry, limiter: storage.limiter)
+            configuration: configuration, registry: registry, limiter: limiter)
     }
 
     /// A client like this one with a changed configuration.
@@ -177,10 +182,7 @@ public struct Client: Sendable {
     public func configured(_ change: (inout Configuration) -> Void) -> Client {
         var configuration = configuration
         change(&configuration)
-        return Client(
-            servers: Array(servers.values), environment: environment, transport: transport,
-            configuration: configuration,
-            registry: registry)
+        return derived(environment: environment, configuration: configuration, limiter: nil)
     }
 
     /// How many events this client's monitors missed because their buffers were full (see ``EventMonitor``).

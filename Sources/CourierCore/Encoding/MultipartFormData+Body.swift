@@ -102,8 +102,7 @@ extension MultipartFormData {
             }
             let attributes: [FileAttributeKey: Any]
             do {
-                // The file a symbolic link names: the link's own size is the length of its path.
-                attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+                attributes = try FileManager.default.attributesOfFile(at: url)
             } catch {
                 throw unreadable("no such file or no access", error)
             }

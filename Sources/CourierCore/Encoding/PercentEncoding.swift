@@ -168,28 +168,23 @@ package enum PercentEncoding {
             return String(path)
         }
         let bytes = Array(path.utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 3)
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == ASCII.percent, index + 2 < bytes.count, isHexDigit(bytes[index + 1]),
-                isHexDigit(bytes[index + 2])
-            {
-                output.append(contentsOf: bytes[index...(index + 2)])
-                index += 3
-                continue
+        return String(unsafeUninitializedCapacity: bytes.count * 3) { buffer in
+            var index = 0
+            var written = 0
+            while index < bytes.count {
+                if bytes[index] == ASCII.percent, index + 2 < bytes.count, isHexDigit(bytes[index + 1]),
+                    isHexDigit(bytes[index + 2])
+                {
+                    for offset in 0..<3 { buffer[written + offset] = bytes[index + offset] }
+                    written += 3
+                    index += 3
+                } else {
+                    written = write(bytes[index], set: pathWithSlashes, spaceAsPlus: false, into: buffer, at: written)
+                    index += 1
+                }
             }
-            if pathWithSlashes.contains(byte) {
-                output.append(byte)
-            } else {
-                output.append(ASCII.percent)
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
-            }
-            index += 1
+            return written
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     // MARK: - Internals

@@ -9,9 +9,7 @@ extension MessageBody {
     public static func file(at url: URL, chunkSize: Int = 64 * 1024) throws -> MessageBody {
         let attributes: [FileAttributeKey: Any]
         do {
-            // The file a symbolic link names (a Kubernetes secret mount, say): `attributesOfItem` does not follow
-            // links, and a link's own size is the length of the path it holds.
-            attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+            attributes = try FileManager.default.attributesOfFile(at: url)
         } catch {
             throw CourierError(
                 code: .invalidBody,
@@ -22,6 +20,15 @@ extension MessageBody {
         }
         let size = (attributes[.size] as? NSNumber)?.int64Value
         return MessageBody(file: url, chunkSize: Swift.max(1, chunkSize), length: size.map { .known($0) } ?? .unknown)
+    }
+}
+
+extension FileManager {
+    /// The attributes of the file `url` names, following symbolic links: `attributesOfItem` does not, and a link's
+    /// own size is the length of the path it holds (a Kubernetes secret mount's files are links). Every upload that
+    /// announces a file's length asks here.
+    package func attributesOfFile(at url: URL) throws -> [FileAttributeKey: Any] {
+        try attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
     }
 }
 

@@ -151,6 +151,85 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test("a watcher applying the fleet's sign-out does not sign out a sign-in stored after it read the row")
+    func watchedSignOutKeepsLaterSignIn() async throws {
+        try await withTwoInstances { first, second in
+            let authenticator = Authenticator(store: second, refresher: second.refresher(wrapping: CountingRefresher()))
+            #expect(try await authenticator.currentCredential()?.accessToken == Self.credential.accessToken)
+            var events = authenticator.events.makeAsyncIterator()
+            let signedInMeanwhile = Credential(
+                accessToken: "access-secret-B", refreshToken: "refresh-secret-S",
+                expiresAt: Date(timeIntervalSince1970: 2e9))
+            // The sign-in lands between the watcher's read of the signed-out row and its sign-out.
+            await second.setTestHooks(
+                FleetTestHooks(beforeApplyingSignOut: { try? await first.save(signedInMeanwhile) }))
+            let watcher = Task {
+                try await PostgresCredentialWatcher(store: second, authenticator: authenticator).run()
+            }
+            await second.waitUntilListening()
+
+            try await first.clear()  // generation 2: signed out; the hook stores generation 3
+            while let event = await events.next() { if case .sessionEnded = event { break } }
+            await second.setTestHooks(FleetTestHooks())
+            // Generation 3's notification: the watcher installs the sign-in (before the fix, the sign-out's write
+            // to the store had signed the fleet out again, as generation 4, and this was a second sign-out).
+            let next = await events.next()
+            guard case .signedIn = next else {
+                Issue.record("expected the sign-in stored meanwhile, got \(String(describing: next))")
+                return
+            }
+            #expect(try await authenticator.currentCredential()?.accessToken == signedInMeanwhile.accessToken)
+            #expect(try await first.storedGeneration() == 3)
+            watcher.cancel()
+            try await watcher.value
+        }
+    }
+
+    @Test("a client-credentials fleet: 2 instances × 20 first calls → 1 token request, one credential for all")
+    func fleetAcquiresOnce() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            let acquirer = CountingAcquirer()
+            let transport = MockTransport()
+            transport.stub(.get, "/ping") { _ in .data(Data("{}".utf8)) }
+            let instances = [0, 1].map { _ in
+                let store = PostgresCredentialStore(client: client, name: name, key: key)
+                let authenticator = Authenticator(store: store, refresher: store.refresher(wrapping: acquirer))
+                return Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+                    .configured { $0.authenticate(with: authenticator) }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for instance in instances {
+                    for _ in 0..<20 { group.addTask { _ = try await instance.send(Ping()) } }
+                }
+                try await group.waitForAll()
+            }
+            #expect(await acquirer.calls == 1)
+            let signatures = Set(transport.recordedRequests.compactMap { $0.head.headerFields[.authorization] })
+            #expect(transport.recordedRequests.count == 40)
+            #expect(signatures.count == 1)
+            let stored = try await PostgresCredentialStore(client: client, name: name, key: key).load()
+            #expect(signatures.first == stored.map { "Bearer \($0.accessToken)" })
+        }
+    }
+
+    @Test("a client-credentials fleet signed out acquires a new credential at its next renewal, without a sign-in")
+    func fleetAcquiresAfterSignOut() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            let acquirer = CountingAcquirer()
+            let first = PostgresCredentialStore(client: client, name: name, key: key)
+            let held = try await first.refresher(wrapping: acquirer).acquire()
+            try await PostgresCredentialStore(client: client, name: name, key: key).clear()
+            let renewed = try await first.refresher(wrapping: acquirer).refresh(held)
+            #expect(await acquirer.calls == 2)
+            #expect(renewed.accessToken != held.accessToken)
+            #expect(try await first.storedGeneration() == 3)  // acquired, signed out, acquired
+        }
+    }
+
     @Test("with a valid token, calls touch the database only when the authenticator first loads")
     func noStatementPerCall() async throws {
         try await PostgresLab.withClient { client in
@@ -252,6 +331,18 @@ actor CountingRefresher: TokenRefresher {
             accessToken: "access-\(UUID())", refreshToken: "refresh-\(UUID())",
             expiresAt: Date().addingTimeInterval(3600))
     }
+}
+
+/// An acquirer (a client-credentials grant) that counts its token requests and answers with fresh tokens.
+actor CountingAcquirer: TokenAcquirer {
+    private(set) var calls = 0
+
+    func acquire() async throws -> Credential {
+        calls += 1
+        return Credential(accessToken: "access-\(UUID())", expiresAt: Date().addingTimeInterval(3600))
+    }
+
+    func refresh(_ credential: Credential) async throws -> Credential { try await acquire() }
 }
 
 /// `GET /ping`, signed.

@@ -206,6 +206,17 @@ public actor Authenticator {
     /// - Throws: ``CourierError/Code/credentialStoreFailed`` when it cannot be saved; it is in use regardless.
     @discardableResult
     public func signIn(_ credential: Credential) async throws -> Credential {
+        let installed = install(credential)
+        try await inStoreOrder { [store, installed] in try await store.save(installed) }
+        return installed
+    }
+
+    /// Starts a session with `credential` as ``signIn(_:)`` does, without saving it: for a credential the store
+    /// already holds, which another process stored (a fleet's watcher).
+    ///
+    /// - Returns: The credential as installed, with its version.
+    @discardableResult
+    package func install(_ credential: Credential) -> Credential {
         latestVersion += 1
         var installed = credential
         installed.version = latestVersion
@@ -214,7 +225,6 @@ public actor Authenticator {
         signatures.removeAll()
         signatures.record(installed)
         eventSink.yield(.signedIn(version: installed.version))
-        try await inStoreOrder { [store, installed] in try await store.save(installed) }
         return installed
     }
 
@@ -226,11 +236,17 @@ public actor Authenticator {
     ///
     /// - Throws: ``CourierError/Code/credentialStoreFailed`` when the stored credential cannot be deleted.
     public func signOut() async throws {
+        endSignedOutSession()
+        try await inStoreOrder { [store] in try await store.clear() }
+    }
+
+    /// Ends the session as ``signOut()`` does, without clearing the store: for a store that another process has
+    /// signed out (a fleet's watcher). Clearing it again would sign out a session that began there since.
+    package func endSignedOutSession() {
         session = .signedOut
         rejectedVersion = nil
         signatures.removeAll()
         eventSink.yield(.sessionEnded(.signedOut))
-        try await inStoreOrder { [store] in try await store.clear() }
     }
 
     /// The credential of the session, reading the store on first use.

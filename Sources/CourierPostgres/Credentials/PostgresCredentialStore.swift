@@ -7,7 +7,7 @@
 
     /// A `CredentialStore` in PostgreSQL that many server instances share, with a fleet-wide single-flight refresh.
     ///
-    /// Give the store to each instance's `Authenticator` together with ``refresher(wrapping:)``: the authenticator
+    /// Give the store to each instance's `Authenticator` together with `refresher(wrapping:)`: the authenticator
     /// keeps single-flighting refreshes inside the process, and the wrapped refresher makes them single-flight across
     /// the fleet. One instance sends the refresh token; the others wait on PostgreSQL's lock and take the credential
     /// it stored, without a request to the token endpoint. A rotated refresh token is therefore never sent twice.
@@ -94,8 +94,17 @@
         ///
         /// - Parameter refresher: What renews the credential, such as `OAuth2RefreshTokenRefresher`.
         /// - Returns: The refresher to give the `Authenticator` that uses this store.
-        public nonisolated func refresher(wrapping refresher: any TokenRefresher) -> PostgresFleetRefresher {
+        public nonisolated func refresher(wrapping refresher: some TokenRefresher) -> PostgresFleetRefresher {
             PostgresFleetRefresher(store: self, wrapped: refresher)
+        }
+
+        /// An acquirer that runs `acquirer` for the whole fleet: when no instance holds a credential, one instance
+        /// obtains one and the others adopt it; renewals as `refresher(wrapping:)`'s.
+        ///
+        /// - Parameter acquirer: What obtains the credential, such as `OAuth2ClientCredentialsRefresher`.
+        /// - Returns: The refresher to give the `Authenticator` that uses this store.
+        public nonisolated func refresher(wrapping acquirer: some TokenAcquirer) -> PostgresFleetAcquirer {
+            PostgresFleetAcquirer(store: self, wrapped: acquirer)
         }
 
         /// The fleet's credential; `nil` when the fleet is signed out or its session ended.
@@ -228,7 +237,7 @@
         }
 
         /// A sign-in: the next generation, sealed, under the lock.
-        private func saveLocked(_ credential: Credential, on connection: PostgresConnection) async throws {
+        func saveLocked(_ credential: Credential, on connection: PostgresConnection) async throws {
             let current = try await readRow(connection)
             let generation = (current?.generation ?? 0) + 1
             let sealed = try seal(credential, generation: generation)

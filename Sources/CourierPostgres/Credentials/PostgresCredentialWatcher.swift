@@ -10,9 +10,10 @@
     /// Without it an instance learns of a new credential at its next refresh (its token expires, or a server rejects
     /// it), and then takes it from the database without a token request. With it, an instance that is not refreshing
     /// installs a credential another instance renewed or signed in with as soon as PostgreSQL delivers the
-    /// notification (`Authenticator.signIn(_:)`, which numbers it and purges the previous credential's cache
-    /// partition), and signs out when the fleet does or when its session ended (`Authenticator.signOut()`). Nothing
-    /// polls: the notification carries the new generation, and the row is read once per change.
+    /// notification (as `Authenticator.signIn(_:)` does: it numbers it and purges the previous credential's cache
+    /// partition), and ends its session when the fleet signs out or its session ended (as `Authenticator.signOut()`
+    /// does). Neither writes the row back: a sign-out's write could undo a sign-in stored since. Nothing polls: the
+    /// notification carries the new generation, and the row is read once per change.
     ///
     /// ```swift
     /// let watcher = PostgresCredentialWatcher(store: store, authenticator: authenticator)
@@ -84,17 +85,21 @@
                 try await self.readRow(connection)
             }
             guard let row, row.generation >= generation else { return }
+            // The authenticator takes the row's state without writing it back: the store already holds it, and a
+            // write could undo a change another instance made since the row was read (a sign-out's `clear()` would
+            // sign out a sign-in stored meanwhile).
             guard row.state == "active", let sealed = row.sealed else {
                 if let watchedSignOut, watchedSignOut >= row.generation { return }
                 watchedSignOut = row.generation
                 synced = nil
-                try await authenticator.signOut()
+                await testHooks.beforeApplyingSignOut?()
+                await authenticator.endSignedOutSession()
                 return
             }
             let credential = try open(sealed, generation: row.generation)
             if let synced, synced.generation >= row.generation { return }
             synced = (row.generation, credential)
-            try await authenticator.signIn(credential)
+            await authenticator.install(credential)
             logger.debug("installed the fleet's credential", metadata: ["generation": "\(row.generation)"])
         }
     }

@@ -4,7 +4,7 @@
     import PostgresNIO
 
     /// A `TokenRefresher` that renews a ``PostgresCredentialStore``'s credential once for the whole fleet; made by
-    /// ``PostgresCredentialStore/refresher(wrapping:)``.
+    /// `PostgresCredentialStore.refresher(wrapping:)`.
     ///
     /// A refresh, in order:
     /// 1. takes the credential's advisory lock (PostgreSQL queues the other instances: no polling; an instance that
@@ -38,18 +38,57 @@
         }
     }
 
-    /// Points at which the fleet tests stop a refresh; empty in production.
+    /// A `TokenAcquirer` that obtains and renews a ``PostgresCredentialStore``'s credential once for the whole fleet,
+    /// for a grant without a user (`OAuth2ClientCredentialsRefresher`); made by
+    /// `PostgresCredentialStore.refresher(wrapping:)` from an acquirer.
+    ///
+    /// Renewing works as ``PostgresFleetRefresher``'s. Acquiring, when the authenticator has no credential (the
+    /// store is empty, or the fleet signed out or its session ended), takes the credential's advisory lock, adopts
+    /// the credential another instance acquired meanwhile, and otherwise runs the wrapped acquirer and stores its
+    /// credential as the next generation: a fleet that starts at once makes one token request. A renewal that finds
+    /// the fleet signed out acquires a new credential the same way, instead of asking for a sign-in.
+    public struct PostgresFleetAcquirer: TokenAcquirer {
+        /// The store whose credential this acquirer obtains and renews.
+        public let store: PostgresCredentialStore
+        /// The acquirer that talks to the token endpoint.
+        public let wrapped: any TokenAcquirer
+
+        /// Renews `credential` for the fleet, or returns the credential another instance renewed or acquired.
+        ///
+        /// - Parameter credential: The credential the authenticator holds.
+        /// - Returns: A newer credential.
+        /// - Throws: `CourierError.Code.credentialStoreFailed` when the database cannot be reached or the lock wait
+        ///   times out; the wrapped acquirer's error otherwise.
+        public func refresh(_ credential: Credential) async throws -> Credential {
+            try await store.refreshFleetWide(credential, using: wrapped)
+        }
+
+        /// The fleet's credential: the one another instance stored, or a new one from the wrapped acquirer, stored.
+        ///
+        /// - Returns: A credential.
+        /// - Throws: `CourierError.Code.credentialStoreFailed` when the database cannot be reached or the lock wait
+        ///   times out; the wrapped acquirer's error otherwise.
+        public func acquire() async throws -> Credential {
+            try await store.acquireFleetWide(using: wrapped)
+        }
+    }
+
+    /// Points at which the fleet tests stop a refresh or a watcher; empty in production.
     package struct FleetTestHooks: Sendable {
         /// Runs after the marker is committed, before the refresh token is sent.
         package var beforeSending: (@Sendable () async -> Void)?
         /// Runs after the token endpoint answered, before the answer is stored.
         package var afterResponse: (@Sendable () async -> Void)?
+        /// Runs when a watcher has read a signed-out row, before it ends the authenticator's session.
+        package var beforeApplyingSignOut: (@Sendable () async -> Void)?
 
         package init(
-            beforeSending: (@Sendable () async -> Void)? = nil, afterResponse: (@Sendable () async -> Void)? = nil
+            beforeSending: (@Sendable () async -> Void)? = nil, afterResponse: (@Sendable () async -> Void)? = nil,
+            beforeApplyingSignOut: (@Sendable () async -> Void)? = nil
         ) {
             self.beforeSending = beforeSending
             self.afterResponse = afterResponse
+            self.beforeApplyingSignOut = beforeApplyingSignOut
         }
     }
 
@@ -70,7 +109,11 @@
         private func refreshLocked(
             _ credential: Credential, using refresher: any TokenRefresher, on connection: PostgresConnection
         ) async throws -> Credential {
-            guard let row = try await readRow(connection) else {
+            let row = try await readRow(connection)
+            if let acquirer = refresher as? any TokenAcquirer, row?.state != "active" {
+                return try await acquireLocked(using: acquirer, on: connection)
+            }
+            guard let row else {
                 throw reauthentication("there is no credential \"\(name)\" in PostgreSQL; sign in")
             }
             switch row.state {
@@ -141,6 +184,34 @@
             }
             logger.debug("renewed the fleet's credential", metadata: ["generation": "\(generation)"])
             return renewed
+        }
+
+        /// See ``PostgresFleetAcquirer/acquire()``.
+        func acquireFleetWide(using acquirer: any TokenAcquirer) async throws -> Credential {
+            try await migrated()
+            do {
+                return try await withFleetLock { connection in
+                    try await self.acquireLocked(using: acquirer, on: connection)
+                }
+            } catch {
+                throw PostgresFailure.wrap("acquiring the credential \"\(name)\" fleet-wide", error)
+            }
+        }
+
+        /// Under the lock: the active credential another instance stored while this one waited, or a new one.
+        private func acquireLocked(
+            using acquirer: any TokenAcquirer, on connection: PostgresConnection
+        ) async throws -> Credential {
+            if let row = try await readRow(connection), row.state == "active", let sealed = row.sealed {
+                let stored = try open(sealed, generation: row.generation)
+                synced = (row.generation, stored)
+                logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
+                return stored
+            }
+            let acquired = try await acquirer.acquire()
+            try await saveLocked(acquired, on: connection)
+            logger.debug("acquired the fleet's credential")
+            return acquired
         }
 
         private func reauthentication(_ message: String, _ underlying: (any Error)? = nil) -> CourierError {

@@ -1,3 +1,4 @@
+import CourierCore
 import Dispatch
 import Foundation
 
@@ -17,6 +18,30 @@ import Foundation
 /// probe: one plain TCP connect, closed at once, made only for requests that have been silent for the connect
 /// timeout. A probe that connects means the server is reachable; one that cannot means the connect timeout fired.
 enum ConnectProbe {
+    /// Where the request to `url` opens its TCP connection: the proxy that `proxies` route it through, else its
+    /// origin; `nil` for a URL without a host.
+    ///
+    /// Under FoundationNetworking, libcurl follows the process's proxy variables on its own (and the transport
+    /// refuses a call it would route otherwise), so the request's connection goes to that proxy: probing the
+    /// origin there would call a server behind the proxy unreachable (or an unreachable proxy reachable). On Apple
+    /// platforms the system's proxy settings are not read here, and the origin is probed.
+    static func target(for url: URL, proxies: ProxyOptions) -> (host: String, port: Int)? {
+        guard let origin = Origin(url: url) else { return nil }
+        if let proxy = try? proxies.endpoint(for: url) {
+            return (proxy.host, proxy.port)
+        }
+        return (origin.host, origin.port)
+    }
+
+    /// ``target(for:proxies:)`` with the proxies libcurl follows (none on Apple platforms).
+    static func target(for url: URL) -> (host: String, port: Int)? {
+        #if canImport(FoundationNetworking)
+            target(for: url, proxies: URLSessionTransport.environmentProxies)
+        #else
+            target(for: url, proxies: .direct)
+        #endif
+    }
+
     /// Connects to `host`:`port` within `timeout`; `true` when a connection was established.
     static func canConnect(host: String, port: Int, timeout: Duration) async -> Bool {
         await withCheckedContinuation { continuation in

@@ -174,8 +174,15 @@ final class ResponseTask: Sendable {
     /// Fails the call with `error` (unless it already ended): the waiters get `error` at once, then the URLSession
     /// task is cancelled on the lane's control queue.
     func fail(_ error: any Error) {
+        fail(error, unlessConnected: false)
+    }
+
+    /// Fails the request with `error` (see ``fail(_:)``); with `unlessConnected`, only while no sign of its
+    /// connection has come. Returns whether it failed the request.
+    @discardableResult
+    private func fail(_ error: any Error, unlessConnected: Bool) -> Bool {
         let settled = state.withLock { state -> Settled? in
-            guard state.failure == nil else { return nil }
+            guard state.failure == nil, !(unlessConnected && state.isConnected) else { return nil }
             state.failure = error
             var settled = Self.settle(&state)
             if settled.task != nil, !settled.wasComplete, state.redirect == .none {
@@ -185,7 +192,7 @@ final class ResponseTask: Sendable {
             }
             return settled
         }
-        guard let settled else { return }
+        guard let settled else { return false }
         watchdog.remove(self)
         releaseDelivery()
         cancelUpload?()
@@ -193,6 +200,7 @@ final class ResponseTask: Sendable {
         if let task = settled.task {
             lane.control.async { task.cancel() }
         }
+        return true
     }
 
     // MARK: URLSession side (delegate queue)
@@ -438,7 +446,7 @@ final class ResponseTask: Sendable {
             if !state.isConnected {
                 let connectDue = state.startedAt + limits.connectTimeout
                 if now >= connectDue {
-                    guard let origin = url.flatMap(Origin.init(url:)) else {
+                    guard let target = url.flatMap(ConnectProbe.target(for:)) else {
                         return .fire(
                             CourierError(
                                 code: .connectTimeout,
@@ -448,7 +456,7 @@ final class ResponseTask: Sendable {
                         )
                     }
                     let probeTimeout = min(.seconds(1), max(.milliseconds(50), limits.connectTimeout / 10))
-                    return .probe(host: origin.host, port: origin.port, timeout: probeTimeout)
+                    return .probe(host: target.host, port: target.port, timeout: probeTimeout)
                 }
                 wake = min(wake, connectDue)
             }
@@ -461,12 +469,17 @@ final class ResponseTask: Sendable {
         state.withLock { $0.isConnected = true }
     }
 
-    /// The failure when a connect probe could not reach the server either.
-    var connectTimeoutError: CourierError {
-        CourierError(
-            code: .connectTimeout,
-            stage: .transport,
-            message: "no connection within the connect timeout (\(limits.connectTimeout))"
+    /// A connect probe could not reach the server either: fails the request with the connect timeout, unless a
+    /// sign of its connection came while the probe ran (its own connection won the race: a server slow to accept
+    /// takes one connection and not the next). Returns whether it failed the request.
+    func probeFailed() -> Bool {
+        fail(
+            CourierError(
+                code: .connectTimeout,
+                stage: .transport,
+                message: "no connection within the connect timeout (\(limits.connectTimeout))"
+            ),
+            unlessConnected: true
         )
     }
 

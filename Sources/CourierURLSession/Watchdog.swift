@@ -74,8 +74,8 @@ final class Watchdog: Sendable {
                 if reachable {
                     task.markConnected()
                     self?.watch(task)
-                } else {
-                    task.fail(task.connectTimeoutError)
+                } else if !task.probeFailed() {
+                    self?.watch(task)  // connected while the probe ran: watched for the other timeouts again
                 }
             }
         }

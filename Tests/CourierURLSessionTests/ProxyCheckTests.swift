@@ -11,6 +11,19 @@ struct ProxyCheckTests {
     private let head = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/")
     private let environment = ProxyOptions.environment(["https_proxy": "proxy.example:3128", "no_proxy": "internal"])
 
+    @Test("the connect probe tries the proxy a request goes through, else the origin")
+    func probeTarget() throws {
+        let secure = try #require(URL(string: "https://api.example.com/v1"))
+        let bypassed = try #require(URL(string: "https://internal/v1"))
+        let plain = try #require(URL(string: "http://api.example.com:8080/v1"))
+        let proxied = ConnectProbe.target(for: secure, proxies: environment)
+        #expect(proxied?.host == "proxy.example" && proxied?.port == 3128)
+        let direct = ConnectProbe.target(for: bypassed, proxies: environment)
+        #expect(direct?.host == "internal" && direct?.port == 443)
+        let other = ConnectProbe.target(for: plain, proxies: environment)  // only https_proxy is set
+        #expect(other?.host == "api.example.com" && other?.port == 8080)
+    }
+
     @Test("direct, with no proxy in the environment, is sent")
     func directWithoutEnvironment() throws {
         try URLSessionTransport.checkProxy(.direct, for: head, environment: .environment([:]))

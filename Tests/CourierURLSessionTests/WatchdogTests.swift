@@ -75,5 +75,45 @@ import Testing
             // when the resume no longer re-arms it). The margin is for a loaded CI machine (2.06 s seen once).
             #expect(elapsed < .seconds(3.5), "the idle timeout fired after \(elapsed)")
         }
+
+        /// A request whose connect timeout (1 ms) has passed, with no timers running: the tests play the watchdog.
+        static func unwatchedTask(lane: SessionLane) throws -> (ResponseTask, URL) {
+            let limits = ResponseTask.Limits(
+                maxDecompressedBytes: 1 << 30, maxDecompressionRatio: 100, highWaterMark: 1 << 20,
+                maxUnreadBytes: 1 << 20, connectTimeout: .milliseconds(1), idleTimeout: nil)
+            let url = try #require(URL(string: "http://127.0.0.1:9/body"))
+            let task = ResponseTask(
+                method: .get, url: url, limits: limits, deadline: nil, lane: lane, watchdog: Watchdog(),
+                cancelUpload: nil)
+            return (task, url)
+        }
+
+        /// The connect timeout passed without a head, so the watchdog probed the server; the probe's own connection
+        /// failed, but the request's came through meanwhile and its head arrived. The request goes on.
+        @Test("a connect probe that fails after the response head arrived does not fail the request")
+        func probeLosesRaceWithHead() async throws {
+            let lane = SessionLane(configuration: .ephemeral)
+            defer { lane.invalidate() }
+            let (task, url) = try Self.unwatchedTask(lane: lane)
+            let head = try #require(
+                HTTPURLResponse(
+                    url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": "5"]))
+            task.didReceive(response: head)
+            #expect(!task.probeFailed())
+            task.didReceive(data: Data("hello".utf8))
+            task.didComplete(error: nil)
+            let chunk = try await task.nextChunk()
+            #expect(chunk.map { String(decoding: $0, as: UTF8.self) } == "hello")
+        }
+
+        @Test("before a head, a failed probe fails the request with connectTimeout")
+        func probeFailsUnconnected() async throws {
+            let lane = SessionLane(configuration: .ephemeral)
+            defer { lane.invalidate() }
+            let (task, _) = try Self.unwatchedTask(lane: lane)
+            #expect(task.probeFailed())
+            let error = await #expect(throws: CourierError.self) { _ = try await task.nextChunk() }
+            #expect(error?.code == .connectTimeout)
+        }
     }
 #endif

@@ -13,7 +13,7 @@ import Foundation
 /// The format is chosen for crash safety and speed, not for sharing:
 /// - one file per entry, named by a SHA-256 of its key, so a lookup is one `open`+`read` with no index file to
 ///   keep consistent, and eviction is one `unlink`;
-/// - each file is written whole to a temporary file and renamed into place (`Data.write(options: .atomic)`), so a
+/// - each file is written whole to a temporary file (`<entry>.<random>.tmp`, 0600) and renamed into place, so a
 ///   reader sees the old entry or the new one, never a mix;
 /// - a 24-byte header (magic, version, head and body lengths, CRC-32 of both) comes first, so a truncated file
 ///   (power loss after the rename, a full disk) or a flipped bit is detected and the entry dropped, never served;
@@ -21,7 +21,10 @@ import Foundation
 ///   after it, so serving a hit copies the body once.
 ///
 /// Privacy and sharing:
-/// - the directory is 0700 and every file 0600 (the owner only);
+/// - a directory the store creates is 0700 (an existing one keeps its mode), and every file it writes 0600 (the
+///   owner only);
+/// - it deletes only files it could have written (an entry's name, or its temporary file's): another program's
+///   files in the directory, such as an app's own Caches folder, are left alone;
 /// - credential partitions are an HMAC-SHA256 under a random 32-byte key kept in `.partition-key`, so neither a
 ///   file name nor a file's head lets anyone guess a credential;
 /// - one store per directory: an advisory `flock` on `.lock`, held while the store lives, makes a second store (in
@@ -61,16 +64,21 @@ final class DiskCacheStore: LocalCacheStore {
     /// The descriptor holding the directory's advisory lock, closed (releasing it) when the store goes.
     private let lockDescriptor: Int32
 
-    /// Opens (creating it if needed) `directory`, indexes its entries and deletes what is not a valid entry.
+    /// Opens (creating it if needed) `directory`, indexes its entries and deletes its own files that are not valid
+    /// entries (corrupt ones, and temporary files a crash left behind).
     ///
     /// - Throws: When the directory cannot be created or listed.
     init(directory: URL, byteLimit: Int) throws {
         self.directory = directory
         self.byteLimit = byteLimit
         let manager = FileManager.default
-        try manager.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        var isDirectory: ObjCBool = false
+        if !manager.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            try manager.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            // Again: the umask may have narrowed the mode `createDirectory` was given, never widened it.
+            try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        }
         lockDescriptor = try Self.lock(directory)
         do {
             partitionKey = try Self.loadPartitionKey(in: directory)
@@ -79,12 +87,14 @@ final class DiskCacheStore: LocalCacheStore {
             throw error
         }
         let files = try manager.contentsOfDirectory(
-            at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])
+            at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey, .isRegularFileKey])
         var found: [(name: String, record: Record, date: Date)] = []
         for file in files {
             let name = file.lastPathComponent
-            if name == Self.lockFileName || name == Self.keyFileName { continue }
-            guard name.hasSuffix(".cache"), let key = Self.readKey(of: file) else {
+            guard let kind = Self.ownFile(name),
+                (try? file.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true
+            else { continue }  // not the store's: left alone
+            guard kind == .entry, let key = Self.readKey(of: file) else {
                 // A temporary file left by a crash mid-write, or a corrupt entry.
                 try? manager.removeItem(at: file)
                 continue
@@ -112,6 +122,26 @@ final class DiskCacheStore: LocalCacheStore {
 
     static let lockFileName = ".lock"
     static let keyFileName = ".partition-key"
+
+    /// The store's own kinds of file that opening the store checks (its lock and key files are neither).
+    enum OwnFile { case entry, temporary }
+
+    /// What `name` is, when it is a name the store gives its files: an entry (`<64 hex digits>.cache`) or an
+    /// entry's temporary file (`<entry>.<random>.tmp`); `nil` for any other name.
+    static func ownFile(_ name: String) -> OwnFile? {
+        let bytes = Array(name.utf8)
+        let entryLength = 64 + 6  // the SHA-256 in hex, ".cache"
+        guard bytes.count >= entryLength,
+            bytes[..<64].allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+            bytes[64..<entryLength].elementsEqual(".cache".utf8)
+        else { return nil }
+        if bytes.count == entryLength { return .entry }
+        // ".<random>.tmp" after the entry's name.
+        guard bytes.count > entryLength + 5, bytes[entryLength] == UInt8(ascii: "."), name.hasSuffix(".tmp") else {
+            return nil
+        }
+        return .temporary
+    }
 
     /// Takes the directory's advisory lock, or fails when another store (in any process) holds it.
     private static func lock(_ directory: URL) throws -> Int32 {
@@ -166,13 +196,7 @@ final class DiskCacheStore: LocalCacheStore {
             drop(name)
             return false
         }
-        do {
-            // Written whole and renamed into place, then made owner-only (the 0700 directory already keeps
-            // others out while the file is briefly the umask's mode).
-            let file = directory.appendingPathComponent(name)
-            try data.write(to: file, options: .atomic)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
-        } catch {
+        guard Self.writeAtomically(data, to: directory.appendingPathComponent(name)) else {
             drop(name)
             return false
         }
@@ -183,6 +207,30 @@ final class DiskCacheStore: LocalCacheStore {
             state.totalBytes += data.count
         }
         evict()
+        return true
+    }
+
+    /// Writes `data` whole to a temporary file next to `file`, owner-only from its creation, and renames it into
+    /// place; returns whether it did (the temporary file is removed when not).
+    private static func writeAtomically(_ data: Data, to file: URL) -> Bool {
+        let temporary = file.path + "." + String(UInt64.random(in: 0...UInt64.max), radix: 36) + ".tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        let written = data.withUnsafeBytes { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return buffer.isEmpty }
+            var offset = 0
+            while offset < buffer.count {
+                let count = write(descriptor, base + offset, buffer.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        guard close(descriptor) == 0, written, rename(temporary, file.path) == 0 else {
+            unlink(temporary)
+            return false
+        }
         return true
     }
 

@@ -101,7 +101,7 @@ struct CacheStoreTests {
         let directory = CacheFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let leftover = directory.appendingPathComponent(".abc.cache.tmp-1234")
+        let leftover = directory.appendingPathComponent(String(repeating: "ab", count: 32) + ".cache.1z2y.tmp")
         try Data("half".utf8).write(to: leftover)
         let cache = try HTTPCache(storage: .disk(directory: directory, byteLimit: 1 << 20))
         #expect(cache.count == 0)

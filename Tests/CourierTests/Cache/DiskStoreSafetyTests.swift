@@ -56,6 +56,36 @@ struct DiskStoreSafetyTests {
         #expect(try await second.send(page).cacheStatus?.outcome == .hit)
     }
 
+    @Test("opening a cache in a directory it shares (an app's Caches) leaves the other files and their mode alone")
+    func sharedDirectoryKeepsOtherFiles() async throws {
+        let directory = CacheFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manager = FileManager.default
+        let images = directory.appendingPathComponent("images")
+        try manager.createDirectory(at: images, withIntermediateDirectories: true)
+        try manager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        let others = ["notes.txt", "thumbnails.cache", ".hidden", String(repeating: "a", count: 64) + ".cache.bak"]
+        for name in others { try Data("not the cache's".utf8).write(to: directory.appendingPathComponent(name)) }
+        try Data("a photo".utf8).write(to: images.appendingPathComponent("1.jpg"))
+        // The cache's own leftovers: a corrupt entry and a temporary file from a crash mid-write.
+        let hash = String(repeating: "0", count: 64)
+        try Data("truncated".utf8).write(to: directory.appendingPathComponent(hash + ".cache"))
+        try Data("partial".utf8).write(to: directory.appendingPathComponent(hash + ".cache.k3x9.tmp"))
+
+        let harness = try CacheFixtures.harness(storage: .disk(directory: directory, byteLimit: 1 << 20))
+        harness.mock.stub(.get, "/page", with: .text("body", headerFields: Self.cacheable))
+        _ = try await harness.send(CacheFixtures.Page())
+        #expect(try await harness.send(CacheFixtures.Page()).cacheStatus?.outcome == .hit)
+
+        let names = Set(try manager.contentsOfDirectory(atPath: directory.path))
+        for name in others + ["images"] { #expect(names.contains(name), "\(name) was deleted") }
+        #expect(manager.fileExists(atPath: images.appendingPathComponent("1.jpg").path))
+        #expect(!names.contains(hash + ".cache") && !names.contains(hash + ".cache.k3x9.tmp"))
+        #expect(try CacheFixtures.entryFiles(in: directory).filter { $0 != "thumbnails.cache" }.count == 1)
+        #expect(!names.contains { $0.hasSuffix(".tmp") })
+        #expect(try Self.mode(directory.path) == 0o755)
+    }
+
     @Test("a second cache on the same directory, in this process, fails with a clear error while the first is open")
     func secondCacheInProcess() throws {
         let directory = CacheFixtures.temporaryDirectory()

@@ -16,13 +16,53 @@
     /// pinned: a chain that does not lead to a pinned key fails the handshake before any request byte is sent. A pin
     /// set none of whose keys belongs to such a root (a leaf or intermediate pin) cannot be enforced here and fails
     /// the call with `CourierError.Code.unsupported`.
+    ///
+    /// Configurations are cached, failures are not (a client identity's files that do not exist yet are read again
+    /// at the next call). A client identity read from files (`.pemFiles`) is read again when either file changes
+    /// (its inode, size or modification time, through symbolic links: a certificate rotated in place, or by a
+    /// Kubernetes secret's link swap), so the next connections present the new certificate; that costs two
+    /// `stat` calls per request with such an identity.
     enum TLSMapping {
         private struct Key: Hashable {
             let options: TLSOptions
             let host: String
         }
 
-        private static let cache = LockedBox<[Key: Result<TLSConfiguration, CourierError>]>([:])
+        private struct Entry {
+            let configuration: TLSConfiguration
+            /// The client identity's files as they were when read; `nil` without such files.
+            let files: [FileVersion?]?
+        }
+
+        /// What tells one version of a file from the next.
+        struct FileVersion: Equatable {
+            var device: UInt64
+            var inode: UInt64
+            var size: Int64
+            var modified: Int64
+            var modifiedNanoseconds: Int64
+
+            /// The version of the file at `path` (following links); `nil` when it cannot be read.
+            init?(path: String) {
+                var info = stat()
+                guard stat(path, &info) == 0 else { return nil }
+                device = UInt64(truncatingIfNeeded: info.st_dev)
+                inode = UInt64(truncatingIfNeeded: info.st_ino)
+                size = Int64(info.st_size)
+                #if canImport(Darwin)
+                    modified = Int64(info.st_mtimespec.tv_sec)
+                    modifiedNanoseconds = Int64(info.st_mtimespec.tv_nsec)
+                #else
+                    modified = Int64(info.st_mtim.tv_sec)
+                    modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
+                #endif
+            }
+        }
+
+        /// The configurations made so far; emptied when it reaches ``cacheLimit`` entries (one per options and
+        /// host, so only a client calling many hosts with custom TLS options gets there).
+        private static let cache = LockedBox<[Key: Entry]>([:])
+        static let cacheLimit = 512
 
         /// The configuration AsyncHTTPClient uses for the process-wide clients: TLS 1.2 or later.
         static var baseConfiguration: TLSConfiguration {
@@ -38,10 +78,18 @@
             defaults.httpVersions = options.httpVersions
             guard options != defaults, let origin = request.url.flatMap(Origin.init(url:)) else { return nil }
             let key = Key(options: options, host: origin.host)
-            if let cached = cache.withLock({ $0[key] }) { return try cached.get() }
-            let result = Result { () throws(CourierError) in try make(options, host: key.host) }
-            cache.withLock { $0[key] = result }
-            return try result.get()
+            let files = options.clientIdentity?.files.map { $0.map { FileVersion(path: $0.path) } }
+            // A file that cannot be read right now (mid-replacement) leaves the identity read before in use.
+            if let cached = cache.withLock({ $0[key] }), cached.files == files || files?.contains(nil) == true {
+                return cached.configuration
+            }
+            // Versions taken before the files are read: a change while they are read is seen at the next call.
+            let configuration = try make(options, host: key.host)
+            cache.withLock { cache in
+                if cache.count >= cacheLimit { cache.removeAll() }
+                cache[key] = Entry(configuration: configuration, files: files)
+            }
+            return configuration
         }
 
         private static func make(_ options: TLSOptions, host: String) throws(CourierError) -> TLSConfiguration {
@@ -106,6 +154,14 @@
     }
 
     extension TLSOptions.ClientIdentity {
+        /// The files the identity is read from (chain, key); `nil` for PEM text.
+        var files: [URL]? {
+            switch self {
+            case .pem: nil
+            case .pemFiles(let chain, let key): [chain, key]
+            }
+        }
+
         /// The PEM texts of the chain and the key.
         func load() throws -> (chain: String, key: String) {
             switch self {

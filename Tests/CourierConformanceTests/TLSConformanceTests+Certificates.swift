@@ -107,6 +107,46 @@ extension Conformance.TLSConformanceTests {
     }
 
     @Test(
+        "mutual TLS from PEM files: files written late, replaced or repaired are read again at the next call",
+        arguments: TransportKind.all)
+    func mutualTLSFromFiles(transport: TransportKind) async throws {
+        let authority = try TLSLab.authority.get()
+        try await withTLSServer(TestServerTLS(authority: authority, mode: .clientCertificateRequired)) { server in
+            try await tlsCase("mTLS from changing files", on: transport, needs: [.customTrust, .clientCertificate]) {
+                let manager = FileManager.default
+                let directory = manager.temporaryDirectory.appendingPathComponent("courier-mtls-\(UUID().uuidString)")
+                try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? manager.removeItem(at: directory) }
+                let chain = directory.appendingPathComponent("tls.crt")
+                let key = directory.appendingPathComponent("tls.key")
+                func writeIdentity() throws {
+                    try Data(authority.clientCertificate.chainPEM.utf8).write(to: chain)
+                    try Data(authority.clientCertificate.privateKeyPEM.utf8).write(to: key)
+                }
+                var tls = try TLSLab.trusting(authority)
+                tls.clientIdentity = .pemFiles(certificateChain: chain, privateKey: key)
+                let client = tlsClient(transport.make(), server.baseURL, tls)
+
+                // Not written yet (a sidecar still starting): this call fails before connecting, and only this one.
+                let missing = try await expectTLSFailure { try await client.send(HTTPSBytes(path: "/get")) }
+                #expect(missing?.message?.contains("TLS options") == true, "\(String(describing: missing))")
+                try writeIdentity()
+                _ = try await client.send(HTTPSBytes(path: "/get"))
+                #expect(server.requestCount == 1)
+                // Replaced by something unusable: read again, not served from the identity read before.
+                try Data("not a certificate".utf8).write(to: chain)
+                let broken = try await expectTLSFailure { try await client.send(HTTPSBytes(path: "/get")) }
+                #expect(broken?.message?.contains("TLS options") == true, "\(String(describing: broken))")
+                #expect(server.requestCount == 1)
+                try writeIdentity()
+                _ = try await client.send(HTTPSBytes(path: "/get"))
+                #expect(server.requestCount == 2)
+                return "missing, written, broken, repaired: fail, ok, fail, ok"
+            }
+        }
+    }
+
+    @Test(
         "RFC 8996: a TLS 1.1 server is refused by default, and reached when the minimum is lowered",
         arguments: TransportKind.all, TLSTarget.all)
     func minimumVersion(transport: TransportKind, target: TLSTarget) async throws {

@@ -6,7 +6,8 @@ import HTTPTypes
 ///
 /// Only GET and HEAD requests without a body are shared, keyed by method, URL and every header field but the
 /// per-call tracing ones (so requests signed by different credentials, or asking for different variants, never
-/// share), and by the body size limit. The shared transfer is read into memory; each caller gets the same head
+/// share), by the body size limit, and by how the transfer is made: the transport's type (and instance, for a
+/// class), the TLS options (a pinned call never takes a response fetched without its pins), the proxy and the lane. The shared transfer is read into memory; each caller gets the same head
 /// and bytes and runs its own decisions and parser. A caller that cancels stops waiting at once; the transfer
 /// is cancelled only when every caller has cancelled.
 final class InflightRequests: Sendable {
@@ -24,7 +25,7 @@ final class InflightRequests: Sendable {
     }
 
     private struct State {
-        var flights: [String: Flight] = [:]
+        var flights: [Key: Flight] = [:]
         /// Callers that have an ID but have not joined a flight yet, and those of them cancelled meanwhile.
         var pending: Set<Int> = []
         var cancelled: Set<Int> = []
@@ -96,7 +97,7 @@ final class InflightRequests: Sendable {
         context: TransportContext,
         over transport: any Transport
     ) async throws -> (response: TransportResponse, mark: Mark?) {
-        let key = Self.key(of: request, limit: context.maxResponseBodySize)
+        let key = Self.key(of: request, context: context, transport: transport)
         let waiter = state.withLock { state -> Int in
             state.lastID += 1
             state.pending.insert(state.lastID)
@@ -144,7 +145,7 @@ final class InflightRequests: Sendable {
         _ request: OutgoingRequest,
         context: TransportContext,
         over transport: any Transport,
-        key: String,
+        key: Key,
         flightID: Int,
         mark: Mark?
     ) async {
@@ -164,7 +165,7 @@ final class InflightRequests: Sendable {
         for waiter in waiters { waiter.resume(with: result) }
     }
 
-    private func leave(key: String, waiter: Int) {
+    private func leave(key: Key, waiter: Int) {
         let (continuation, task) = state.withLock {
             state -> (CheckedContinuation<Shared, any Error>?, Task<Void, Never>?) in
             guard let continuation = state.flights[key]?.waiters.removeValue(forKey: waiter) else {
@@ -181,11 +182,28 @@ final class InflightRequests: Sendable {
         task?.cancel()
     }
 
-    private static func key(of request: OutgoingRequest, limit: Int) -> String {
-        var key = "\(request.head.method.rawValue) \(request.head.url?.absoluteString ?? "") \(limit)"
+    /// What makes two transfers the same one.
+    private struct Key: Hashable, Sendable {
+        /// Method, URL, body size limit and header fields.
+        var request: String
+        var tls: TLSOptions
+        var proxy: ProxyOptions
+        var lane: RequestLane
+        var transportType: ObjectIdentifier
+        /// The transport instance, for a class (a struct has no identity to compare).
+        var transport: ObjectIdentifier?
+    }
+
+    private static func key(of request: OutgoingRequest, context: TransportContext, transport: any Transport) -> Key {
+        var text = "\(request.head.method.rawValue) \(request.head.url?.absoluteString ?? "")"
+        text += " \(context.maxResponseBodySize)"
         for field in request.head.headerFields where !ignoredFields.contains(field.name.canonicalName) {
-            key += "\n\(field.name.canonicalName): \(field.value)"
+            text += "\n\(field.name.canonicalName): \(field.value)"
         }
-        return key
+        let type = type(of: transport)
+        return Key(
+            request: text, tls: context.tls, proxy: context.proxy, lane: context.lane,
+            transportType: ObjectIdentifier(type),
+            transport: type is AnyClass ? ObjectIdentifier(transport as AnyObject) : nil)
     }
 }

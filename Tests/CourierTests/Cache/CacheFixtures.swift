@@ -32,6 +32,7 @@ enum CacheFixtures {
         var server: Server? = nil
         var authentication: AuthenticationRequirement = .optional
         var cachePolicy: CachePolicy = .useProtocolRules
+        var lane: RequestLane = .standard
         var decisionList: [any Decision] = [.validateStatus()]
         var decisions: [any Decision] { decisionList }
     }

@@ -172,6 +172,23 @@ struct InflightCacheTests {
         #expect(harness.mock.recordedRequests.filter { $0.head.method == .get }.count == 2)
     }
 
+    @Test("a GET with other TLS options (or proxy, or lane) does not join a transfer: it makes its own")
+    func otherTLSDoesNotShare() async throws {
+        let (harness, gate) = try Self.gatedPage()
+        var strict = TLSOptions.default
+        strict.minimumVersion = .tls13
+        let pinned = harness.client.configured { $0.tls = strict }  // shares the transfers in flight
+
+        let first = Task { try await harness.send() }
+        let second = Task { try await pinned.sendWithCacheStatus(Page()) }
+        let third = Task { try await harness.client.sendWithCacheStatus(Page(lane: .priority)) }
+        await harness.client.configuration.waitForInflightCallers(3)
+        await gate.open()
+        _ = try await (first.value, second.value, third.value)
+        #expect(harness.mock.recordedRequests.count == 3, "a call joined a transfer made with other TLS or lane")
+        #expect(Set(harness.mock.recordedRequests.map { $0.attempt }) == [1])
+    }
+
     @Test("a GET of another cache's client that joins a transfer does not store it after its own invalidation")
     func joinerOfAnotherCache() async throws {
         let (harness, gate) = try Self.gatedPage()

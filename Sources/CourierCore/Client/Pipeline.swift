@@ -513,7 +513,7 @@ struct Pipeline<R: Request>: Sendable {
         // while one runs; not after each adapter, which would share the head's storage and make the next adapter
         // copy it (issue #17: two allocations and a lock per adapter).
         state.withLock { $0.stage = .adapt }
-        let context = adapterContext(server: plan.server, attempt: attempt)
+        let context = adapterContext(server: plan.server, attempt: attempt, stripsCredentials: stripsCredentials)
         // The request's adapters, then the client's, without building a third array.
         for adapter in request.adapters {
             try await adapt(&outgoing, with: adapter, context: context, state: state)
@@ -553,13 +553,18 @@ struct Pipeline<R: Request>: Sendable {
 
     /// What the adapters of this attempt know. Not inlined: the temporaries of building it stay out of
     /// ``prepare(plan:attempt:redirection:stripsCredentials:state:)``'s async frame.
+    ///
+    /// After a redirect to another origin, whose requests go without credentials, a credential the request
+    /// requires is no longer required: the adapters then leave it off where its origin is not trusted, instead of
+    /// failing the call (a download redirected to a CDN's presigned URL, as curl, OkHttp and browsers follow it).
     @inline(never)
-    private func adapterContext(server: Server, attempt: Int) -> AdapterContext {
+    private func adapterContext(server: Server, attempt: Int, stripsCredentials: Bool) -> AdapterContext {
         AdapterContext(
             attempt: attempt,
             server: server,
             knownServers: client.knownServers,
-            authentication: request.authentication,
+            authentication: stripsCredentials && request.authentication == .required
+                ? .optional : request.authentication,
             jsonEncoder: configuration.jsonEncoder,
             queryEncoder: configuration.queryEncoder,
             formEncoder: configuration.formEncoder,
@@ -569,7 +574,7 @@ struct Pipeline<R: Request>: Sendable {
         )
     }
 
-    /// What the transport needs to know about this attempt. Not inlined, like ``adapterContext(server:attempt:)``.
+    /// What the transport needs to know about this attempt. Not inlined, like ``adapterContext(server:attempt:stripsCredentials:)``.
     @inline(never)
     private func transportContext(
         for outgoing: OutgoingRequest, plan: Plan, attempt: Int, deadline: Moment?

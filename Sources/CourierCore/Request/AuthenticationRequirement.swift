@@ -8,5 +8,8 @@ public enum AuthenticationRequirement: Hashable, Sendable {
     /// Attach a credential when one is available (the default).
     case optional
     /// Attach a credential; fail with ``CourierError/Code/missingCredential`` before sending when there is none.
+    ///
+    /// The requirement is the request's own origin's: after a redirect to another origin, whose requests carry no
+    /// credential, the call goes on without one (a download redirected to a CDN's signed URL).
     case required
 }

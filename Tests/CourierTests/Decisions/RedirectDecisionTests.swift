@@ -59,6 +59,21 @@ struct RedirectDecisionTests {
         #expect(requests[1].head.headerFields[Self.custom] == "kept")
     }
 
+    @Test("a call that requires a credential follows a redirect to another origin (a CDN), without the credential")
+    func requiredCredentialFollowsCrossOriginRedirect() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/files/42", with: Self.redirect(to: "https://cdn.test/signed/42?sig=abc"))
+        mock.stub(.get, "/signed/42", with: .text("file bytes"))
+        var probe = Probe<String>(path: "/files/42")
+        probe.authentication = .required
+        #expect(try await client.send(probe) == "file bytes")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 2)
+        #expect(requests[0].head.headerFields[.authorization] == "Bearer t0ken")
+        #expect(requests[1].head.authority == "cdn.test")
+        #expect(Self.hasNoCredentials(requests[1]))
+    }
+
     @Test("a 307 after a 303 keeps the GET the 303 made: the POST's body is not sent again")
     func bodyStaysDroppedAfterA303() async throws {
         let (client, mock) = Self.client()

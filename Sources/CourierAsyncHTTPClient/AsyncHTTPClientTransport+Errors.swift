@@ -7,6 +7,7 @@
     import NIOHTTP2
     import NIOHTTPCompression
     import NIOPosix
+    import NIOSSL
 
     extension AsyncHTTPClientTransport {
         /// Where in the exchange an error happened: it decides between a connection failure and a cut-short body.
@@ -106,6 +107,11 @@
                     : "the server reset the HTTP/2 stream, or ended the connection with GOAWAY, before a response arrived"
                 return fail(lost.0, phase == .body ? lost.1 : message)
             }
+            if let error = error as? NIOSSLError, case .uncleanShutdown = error {
+                // AsyncHTTPClient passes NIOSSL's own error on for a body that ends with the connection (no
+                // Content-Length): without close_notify, nothing says the body is whole (a truncation attack).
+                return fail(lost.0, lost.1 + " (no TLS close_notify)")
+            }
             if let tls = TLSFailure.classify(error) {
                 return fail(tls.code, tls.message)
             }
@@ -153,7 +159,9 @@
             case ECONNRESET, EPIPE, ECONNABORTED:
                 return fail(lost.0, phase == .body ? lost.1 : "the connection was reset before a response arrived")
             case ETIMEDOUT:
-                return fail(.connectTimeout, "the connection timed out")
+                // A connection attempt's failure arrives as NIOConnectionError: this one timed out once connected
+                // (the peer stopped acknowledging), when the request may have been sent.
+                return fail(lost.0, "the connection timed out: the server stopped acknowledging (TCP timeout)")
             default:
                 return fail(.connectionFailed, "the connection failed (errno \(errno))")
             }

@@ -9,7 +9,8 @@
     ///   `max_age=60`, the head says `Cache-Control: max-age=60`, so a cache would keep it if it kept cut bodies).
     /// - `truncate?announce=100&send=9`: the same, then a clean FIN.
     /// - `truncate-unclean?announce=100&send=9`: the same, then a FIN without TLS's `close_notify` (an unclean TLS
-    ///   shutdown); over plain HTTP, `truncate`.
+    ///   shutdown); over plain HTTP, `truncate`. With `announce=none`, no `Content-Length`: a body that ends with
+    ///   the connection, which only `close_notify` tells whole from cut.
     /// - `chunked-truncated`: a chunked body with no last chunk, then FIN.
     /// - `stall-after-headers`: the head (announcing 100 bytes) and then nothing until the client closes.
     /// - `never-answer`: reads the request and never responds, until the client closes.
@@ -36,9 +37,13 @@
             let connection = context.connection
             switch name {
             case "reset-mid-body", "truncate", "truncate-unclean":
-                let announce = FaultRoutes.integer(context, "announce", 100, in: 0...Int(Int32.max))
+                let closeDelimited = context.query("announce") == "none"
+                let announce =
+                    closeDelimited
+                    ? Int(Int32.max) : FaultRoutes.integer(context, "announce", 100, in: 0...Int(Int32.max))
                 let send = FaultRoutes.integer(context, "send", 9, in: 0...max(announce, 0))
-                var headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(announce))]
+                var headers = [("Content-Type", "application/octet-stream")]
+                if !closeDelimited { headers.append(("Content-Length", String(announce))) }
                 if let maxAge = context.query("max_age").flatMap(Int.init) {
                     headers.append(("Cache-Control", "max-age=\(maxAge)"))
                 }

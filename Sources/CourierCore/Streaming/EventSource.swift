@@ -52,12 +52,14 @@ extension Client {
     /// - **`204 No Content`** ends the sequence normally: the server says there is nothing more.
     /// - **A response that is not `text/event-stream`** ends it with ``CourierError/Code/unexpectedResponse``.
     /// - **Limits** (``StreamLimits``) end it with ``CourierError/Code/eventTooLarge`` or
-    ///   ``CourierError/Code/lineTooLarge``; they are not a reason to reconnect.
+    ///   ``CourierError/Code/lineTooLarge``, and the request's ``Request/maxResponseBodySize`` with
+    ///   ``CourierError/Code/bodyTooLarge``; they are not a reason to reconnect.
     /// - **The budget**: after ``ReconnectPolicy/maxReconnects`` reconnects in a row without an event, the sequence
     ///   ends with ``CourierError/Code/reconnectLimit``, whose underlying error is the last failure.
     /// - **No duplicates**: after a reconnect, the events a server sends again (it resumed a little early) are
-    ///   skipped until the first new one: under each ID already delivered, as many events as were delivered under it.
-    ///   Events after the resumed ID that carry no `id` field are new.
+    ///   skipped until the first new one: an event under an ID already delivered whose type and data are those of
+    ///   the event delivered in the same place under that ID. Events after the resumed ID that carry no `id` field
+    ///   are new, and so are events under a reused ID with other data (a server whose counter restarted).
     ///
     /// Every connection is its own call, with its own log line and events; a reconnect is logged at `info` with its
     /// reason.
@@ -118,9 +120,9 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private var failedReconnects = 0
         /// Connections made so far (counted by the stream's log line, which reports them).
         public var connections: Int { logLine?.connections ?? 0 }
-        /// The IDs delivered, newest last (bounded), each with how many events were delivered under it (its own and
-        /// those after it without an `id` field), to skip replays after a reconnect.
-        private var deliveredIDs: [(id: String, count: Int)] = []
+        /// The IDs delivered, newest last (bounded), each with a fingerprint of every event delivered under it (its
+        /// own and those after it without an `id` field; the first 1,024), to skip replays after a reconnect.
+        private var deliveredIDs: [(id: String, fingerprints: [Int])] = []
         /// How many events of the current connection came under each ID set on it.
         private var seenOnConnection: [String: Int] = [:]
         /// Whether the current connection may still replay delivered events.
@@ -154,6 +156,15 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
         }
 
+        /// What tells a replayed event from a new one under the same ID: its type and data (hashed with the
+        /// process's seed; only compared within this process).
+        private static func fingerprint(of event: ServerSentEvent) -> Int {
+            var hasher = Hasher()
+            hasher.combine(event.type)
+            hasher.combine(event.data)
+            return hasher.finalize()
+        }
+
         /// Reports the stream's end to the monitors and in its log line, once.
         private mutating func ended(error: (any Error)?) {
             record?.end(error: error)
@@ -169,22 +180,30 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                     let (event, idFromThisStream) = pending[pendingIndex]
                     pendingIndex += 1
                     if skippingReplays, idFromThisStream, let id = event.id {
-                        // A replay names IDs again: the server resumed before the Last-Event-ID it was sent. Skip as
-                        // many events under an ID as were delivered under it. An event whose ID is the one the
-                        // reconnect sent (no `id` field on this connection yet) is new: the server resumed after it.
+                        // A replay names IDs again: the server resumed before the Last-Event-ID it was sent. Skip an
+                        // event under an ID when the event delivered in the same place under it was this one (type
+                        // and data): a server that reuses IDs for new events (its counter restarted) loses none. An
+                        // event whose ID is the one the reconnect sent (no `id` field on this connection yet) is new:
+                        // the server resumed after it.
                         let seen = seenOnConnection[id, default: 0] + 1
                         seenOnConnection[id] = seen
-                        if let delivered = deliveredIDs.last(where: { $0.id == id }), seen <= delivered.count {
+                        if let delivered = deliveredIDs.last(where: { $0.id == id }),
+                            seen <= delivered.fingerprints.count,
+                            delivered.fingerprints[seen - 1] == Self.fingerprint(of: event)
+                        {
                             continue
                         }
                     }
                     skippingReplays = false
                     failedReconnects = 0
                     if let id = event.id {
+                        let fingerprint = Self.fingerprint(of: event)
                         if deliveredIDs.last?.id == id {
-                            deliveredIDs[deliveredIDs.count - 1].count += 1
+                            if deliveredIDs[deliveredIDs.count - 1].fingerprints.count < 1_024 {
+                                deliveredIDs[deliveredIDs.count - 1].fingerprints.append(fingerprint)
+                            }
                         } else {
-                            deliveredIDs.append((id, 1))
+                            deliveredIDs.append((id, [fingerprint]))
                             if deliveredIDs.count > 256 { deliveredIDs.removeFirst(deliveredIDs.count - 256) }
                         }
                     }
@@ -211,7 +230,12 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                     } else {
                         try await drop(reason: "the server ended the stream", error: nil)
                     }
-                } catch let error as CourierError where error.code == .eventTooLarge || error.code == .lineTooLarge {
+                } catch let error as CourierError
+                    where error.code == .eventTooLarge || error.code == .lineTooLarge || error.code == .bodyTooLarge
+                {
+                    // A limit is not a reason to reconnect: the next connection would break it again (the request's
+                    // own maxResponseBodySize included, which would otherwise cut the stream and reconnect forever).
+                    body = nil
                     isFinished = true
                     throw error
                 } catch is CancellationError {
@@ -291,7 +315,12 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                     "courier.delay": "\(delay)",
                     "courier.error": "\(error.map { "\($0)" } ?? "-")",
                 ])
-            try await Task.sleep(for: delay)
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                isFinished = true  // cancelled while waiting: no reconnect after it
+                throw error
+            }
         }
 
         /// Failures worth reconnecting after: the network, not the server's refusal.

@@ -47,6 +47,42 @@ struct EventSourceTests {
         #expect(resumed?.head.headerFields[HTTPField.Name("Last-Event-ID")!] == "2")
     }
 
+    @Test("a server whose IDs restarted (new data under IDs already delivered) loses no event after a reconnect")
+    func reusedIDsWithNewData() async throws {
+        let mock = MockTransport()
+        mock.stub(
+            .get, "/notifications",
+            with: [
+                Self.stream("retry: 1\nid: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\n"),
+                Self.stream("id: 1\ndata: N1\n\nid: 2\ndata: N2\n\nid: 3\ndata: N3\n\nid: 4\ndata: N4\n\n"),
+                .status(204),
+            ])
+        var events: [String] = []
+        for try await event in Self.client(mock).events(Notifications(), reconnect: ReconnectPolicy(maxReconnects: 1)) {
+            events.append(event.data)
+        }
+        #expect(events == ["a", "b", "c", "N1", "N2", "N3", "N4"])
+    }
+
+    struct CappedNotifications: Request {
+        typealias Response = LiveResponse
+        var path: String { "/notifications" }
+        var maxResponseBodySize: Int? { 16 }
+    }
+
+    @Test("the request's maxResponseBodySize ends the stream with bodyTooLarge, without reconnecting")
+    func bodyLimitEndsTheStream() async throws {
+        let mock = MockTransport()
+        let text = "data: first\n\n" + String(repeating: "data: more\n\n", count: 10)
+        mock.stub(.get, "/notifications", with: Self.stream(text))
+        var events: [String] = []
+        let error = await #expect(throws: CourierError.self) {
+            for try await event in Self.client(mock).events(CappedNotifications()) { events.append(event.data) }
+        }
+        #expect(error?.code == .bodyTooLarge)
+        #expect(mock.recordedRequests.count == 1, "a limit is not a reason to reconnect")
+    }
+
     @Test("the events a chunk completes before it breaks a limit are delivered, then the limit's error")
     func eventsBeforeALimit() async throws {
         let mock = MockTransport()

@@ -51,7 +51,8 @@ struct CacheControl: Hashable, Sendable {
             } else {
                 noCache = true
             }
-        case "must-revalidate", "proxy-revalidate": mustRevalidate = true
+        // `proxy-revalidate` is `must-revalidate` for shared caches only (RFC 9111 §5.2.2.8): not this one.
+        case "must-revalidate": mustRevalidate = true
         case "public": isPublic = true
         // A private cache may store a `private` response, and `private="field"` limits shared caches only.
         case "private": isPrivate = true

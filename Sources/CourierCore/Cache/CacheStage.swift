@@ -96,11 +96,16 @@ struct CacheStage: Sendable {
             $0.status = nil
             $0.stored = false
         }
-        guard let cache, policy != .bypass, let url = request.head.url else {
+        guard let cache, let url = request.head.url else {
             return try await network(request, context: context, over: transport)
         }
+        // An unsafe method invalidates what it changes whatever the policy (RFC 9111 §4.4): `.bypass` is about
+        // reading and storing, not about keeping entries the request made stale.
         if !CacheRules.isSafe(request.head.method) {
             return try await sendUnsafe(request, url: url, cache: cache, context: context, over: transport)
+        }
+        guard policy != .bypass else {
+            return try await network(request, context: context, over: transport)
         }
         switch try await lookUp(request, url: url, cache: cache, context: context, over: transport) {
         case .answer(let response):
@@ -320,7 +325,11 @@ struct CacheStage: Sendable {
         }
         record?.withLock { $0.status = CacheStatus(outcome: .miss) }
         guard CacheRules.isStorable(response.head, requestControl: requestControl) else {
-            if stored != nil { await cache.discard(.key(key)) }
+            // A new representation the cache may not keep replaces the stored one; a server error, a 408 or a 429
+            // says nothing about it (RFC 9111 §4.3.3), and the entry stays for a later revalidation or offline use.
+            if stored != nil, !(500...599).contains(code), code != 408, code != 429 {
+                await cache.discard(.key(key))
+            }
             return response
         }
         let vary = CacheRules.varyNames(response.head.headerFields).map {

@@ -2,6 +2,7 @@ import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
+import Synchronization
 import Testing
 
 /// RFC 5861, the offline fallback, must-revalidate (row 40) and the per-request cache policies.
@@ -33,6 +34,46 @@ struct CacheStalenessTests {
         #expect(served.cacheStatus?.isStale == true)
         #expect(served.cacheStatus?.age == .seconds(15))
         #expect(harness.log.messages.last?.contains("cache stale") == true)
+    }
+
+    @Test(
+        "a 5xx, 408 or 429 answering a revalidation keeps the stored entry: the device offline then gets it",
+        arguments: [502, 503, 408, 429])
+    func serverErrorKeepsEntry(status: Int) async throws {
+        let harness = try await storedThenStale("max-age=10")
+        let offline = LockedFlag()
+        harness.mock.stub(
+            .get, "/page",
+            handler: { _ in
+                offline.isSet
+                    ? .status(200, fault: .failBeforeResponse(CacheFixtures.originDown)) : .text("busy", status: status)
+            })
+        let error = await expectCourierError { try await harness.send() }
+        #expect(error?.code == .unacceptableStatus)
+        offline.set()
+        let served = try await harness.send()
+        #expect(served.value == "stored")
+        #expect(served.cacheStatus?.outcome == .stale)
+    }
+
+    @Test("a private cache ignores proxy-revalidate: offline, the stale entry is served")
+    func proxyRevalidateIsForSharedCaches() async throws {
+        let harness = try await storedThenStale("max-age=10, proxy-revalidate")
+        harness.mock.stub(.get, "/page", with: .status(200, fault: .failBeforeResponse(CacheFixtures.originDown)))
+        #expect(try await harness.send().value == "stored")
+    }
+
+    @Test("an unsafe request sent with .bypass still invalidates what it changed (RFC 9111 §4.4)")
+    func bypassedUnsafeInvalidates() async throws {
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(
+            .get, "/page",
+            handler: { _ in .text("item", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600"])) })
+        harness.mock.stub(.delete, "/page", with: .status(204))
+        _ = try await harness.send()
+        #expect(try await harness.send().cacheStatus?.outcome == .hit)
+        _ = try await harness.send(Page(method: .delete, cachePolicy: .bypass, decisionList: []))
+        #expect(try await harness.send().cacheStatus?.outcome == .miss)
     }
 
     @Test("offline fallback off: the network error is thrown")
@@ -175,4 +216,11 @@ struct CacheStalenessTests {
         let strict = try await harness.send(Page(headers: ["Cache-Control": "max-age=10"]))
         #expect(strict.cacheStatus?.outcome == .miss)
     }
+}
+
+/// A flag set once, read from a mock's handler.
+private final class LockedFlag: Sendable {
+    private let state = Mutex(false)
+    var isSet: Bool { state.withLock { $0 } }
+    func set() { state.withLock { $0 = true } }
 }

@@ -16,8 +16,18 @@
             ahcRequest.method = HTTPMethod(rawValue: head.method.rawValue)
             var headers = HTTPHeaders()
             headers.reserveCapacity(head.headerFields.count)
+            var cookies = 0
             for field in head.headerFields {
-                headers.add(name: field.name.rawName, value: field.value)
+                if field.name == .cookie {
+                    cookies += 1
+                } else {
+                    headers.add(name: field.name.rawName, value: field.value)
+                }
+            }
+            // One Cookie field (RFC 6265 §5.4: servers read one; HTTPFields joins several with "; "). Over HTTP/2,
+            // AsyncHTTPClient may split it again, which RFC 9113 §8.2.3 allows.
+            if cookies > 0, let cookie = head.headerFields[.cookie] {
+                headers.add(name: "Cookie", value: cookie)
             }
             ahcRequest.headers = headers
             if let body = request.body {

@@ -18,6 +18,23 @@ extension Conformance {
             }
         }
 
+        @Test("two Cookie fields go out as one, joined with \"; \" (RFC 6265 §5.4)", arguments: TransportKind.all)
+        func cookiesJoined(transport: TransportKind) async throws {
+            try await ServerKind.embedded.withBaseURL { baseURL in
+                let client = makeClient(transport, baseURL) { configuration in
+                    configuration.adapters.append(
+                        .custom("secondCookie") { request, _ in
+                            var request = request
+                            request.head.headerFields.append(HTTPField(name: .cookie, value: "theme=dark"))
+                            return request
+                        })
+                }
+                let echo = try await client.send(HTTPBinCall<Echo>(path: "/get", headers: ["Cookie": "session=1"]))
+                // The server joins repeated fields with ",": "session=1,theme=dark" would mean two fields.
+                #expect(echo.headers["Cookie"] == "session=1; theme=dark")
+            }
+        }
+
         @Test("every method with a form, JSON or bytes body is echoed", arguments: TransportKind.all, ServerKind.all)
         func methodsAndBodies(transport: TransportKind, server: ServerKind) async throws {
             try await server.withBaseURL { baseURL in

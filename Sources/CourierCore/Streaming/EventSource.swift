@@ -5,7 +5,9 @@ import Logging
 /// How an ``EventSource`` reconnects after its stream drops.
 public struct ReconnectPolicy: Hashable, Sendable {
     /// How many reconnects in a row may deliver no event before the source gives up with
-    /// ``CourierError/Code/reconnectLimit``. Any delivered event resets the count.
+    /// ``CourierError/Code/reconnectLimit``. Any delivered event resets the count. The pause doubles after each
+    /// such reconnect (from at least 100 ms, up to ``maxDelay``), so the default budget rides out an outage of
+    /// several minutes.
     public var maxReconnects: Int
     /// The pause before a reconnect until the server sets one with a `retry:` field. Default: 3 seconds, as
     /// browsers.
@@ -27,15 +29,25 @@ public struct ReconnectPolicy: Hashable, Sendable {
         self.maxDelay = max(.zero, maxDelay)
     }
 
-    /// 10 reconnects in a row, 3 seconds apart (or the server's `retry:`), with 20 % jitter, at most a minute.
+    /// 10 reconnects in a row, the first 3 seconds after a drop (or the server's `retry:`), each failed one doubling
+    /// the pause, with 20 % jitter, at most a minute apart.
     public static let `default` = ReconnectPolicy()
     /// Never reconnects: a dropped stream ends the sequence with its error, and a stream the server ends ends it
     /// normally.
     public static let disabled = ReconnectPolicy(maxReconnects: 0)
 
-    /// The pause before the next reconnect, given the server's `retry:` (if any).
-    func delay(server: Duration?) -> Duration {
-        let base = min(server ?? defaultDelay, maxDelay)
+    /// The pause before reconnect number `attempt` in a row without an event, given the server's `retry:` (if
+    /// any): the server's (or the default) delay for the first; then, the previous attempt having failed, twice as
+    /// long each time from at least 100 ms, up to ``maxDelay`` (the exponential backoff the HTML standard suggests
+    /// "to avoid overloading a potentially already overloaded server"). So a server that asked for `retry: 0` and
+    /// is down for a few seconds does not spend the whole ``maxReconnects`` budget in a burst.
+    func delay(server: Duration?, attempt: Int = 1) -> Duration {
+        var base = min(server ?? defaultDelay, maxDelay)
+        if attempt > 1 {
+            let factor = 1 << min(attempt - 1, 30)
+            let floor = max(base, .milliseconds(100))
+            base = floor > maxDelay / factor ? maxDelay : floor * factor  // no overflow, whatever maxDelay is
+        }
         guard jitter > 0, base > .zero else { return base }
         return min(base + base * Double.random(in: 0...jitter), maxDelay)
     }
@@ -306,7 +318,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                     underlyingError: error)
             }
             failedReconnects += 1
-            let delay = source.policy.delay(server: parser.reconnectionTime)
+            let delay = source.policy.delay(server: parser.reconnectionTime, attempt: failedReconnects)
             record?.emit(.reconnecting(number: failedReconnects, delay: delay, reason: reason))
             source.client.configuration.logger.info(
                 "event stream reconnecting",

@@ -64,6 +64,17 @@ struct EventSourceTests {
         #expect(events == ["a", "b", "c", "N1", "N2", "N3", "N4"])
     }
 
+    @Test("after a failed reconnect the pause doubles, from at least 100 ms, up to maxDelay")
+    func backoffAfterFailedReconnects() {
+        let policy = ReconnectPolicy(defaultDelay: .seconds(3), jitter: 0, maxDelay: .seconds(60))
+        #expect((1...6).map { policy.delay(server: nil, attempt: $0) } == [3, 6, 12, 24, 48, 60].map { .seconds($0) })
+        // A server's `retry: 0` reconnects at once after a drop; failures then back off from 100 ms.
+        let immediate = (1...4).map { policy.delay(server: .zero, attempt: $0) }
+        #expect(immediate == [0, 200, 400, 800].map { .milliseconds($0) })
+        let unbounded = ReconnectPolicy(jitter: 0, maxDelay: .seconds(Int64.max))
+        #expect(unbounded.delay(server: .seconds(Int64.max / 2), attempt: 40) == .seconds(Int64.max))
+    }
+
     struct CappedNotifications: Request {
         typealias Response = LiveResponse
         var path: String { "/notifications" }

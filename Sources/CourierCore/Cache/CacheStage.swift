@@ -412,7 +412,7 @@ struct CacheStage: Sendable {
         // The call's TLS, proxy and limits, without its deadline: the revalidation outlives the call.
         var context = context
         context.deadlineMoment = nil
-        cache.runInBackground { [context] in
+        cache.revalidateInBackground(key) { [context] in
             if let response = try? await stage.fetch(
                 request, stored: stored, key: key, requestControl: CacheControl(request.head.headerFields),
                 cache: cache, context: context, over: transport)

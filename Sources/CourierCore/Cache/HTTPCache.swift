@@ -58,6 +58,8 @@ public final class HTTPCache: Sendable {
     private let background = LockedBox<[Int: Task<Void, Never>]>([:])
     private let attached = LockedBox<Set<ObjectIdentifier>>([])
     private let backgroundIDs = LockedBox(0)
+    /// The entries whose `stale-while-revalidate` revalidation is running.
+    private let revalidating = LockedBox<Set<CacheKey>>([])
     /// Bumped by every removal, so that a response fetched before it is not stored after it (see ``keep(_:ifNoRemovalSince:)``).
     private let removals = LockedBox<UInt64>(0)
 
@@ -225,7 +227,17 @@ public final class HTTPCache: Sendable {
         }
     }
 
-    /// Runs `work` in the background (a `stale-while-revalidate` revalidation), remembered until it ends.
+    /// Runs the `stale-while-revalidate` revalidation of `key` in the background, unless one of it is running
+    /// already: the stale hits that come while it runs share it, instead of each sending its own request.
+    func revalidateInBackground(_ key: CacheKey, _ work: @escaping @Sendable () async -> Void) {
+        guard revalidating.withLock({ $0.insert(key).inserted }) else { return }
+        runInBackground { [weak self] in
+            await work()
+            _ = self?.revalidating.withLock { $0.remove(key) }
+        }
+    }
+
+    /// Runs `work` in the background (a revalidation, a removal), remembered until it ends.
     func runInBackground(_ work: @escaping @Sendable () async -> Void) {
         let id = backgroundIDs.withLock { id -> Int in
             id += 1

@@ -121,6 +121,29 @@ struct CacheStalenessTests {
         #expect(next.value == "fresh" && next.cacheStatus?.outcome == .hit)
     }
 
+    @Test("stale-while-revalidate: stale hits while a revalidation runs share it (one request, not one each)")
+    func backgroundRevalidationsCoalesce() async throws {
+        let harness = try await storedThenStale("max-age=10, stale-while-revalidate=30")
+        let gate = AuthFixtures.Gate()
+        harness.mock.stub(
+            .get, "/page",
+            handler: { _ in
+                await gate.pass()
+                return .text(
+                    "fresh",
+                    headerFields: CacheFixtures.fields(["Cache-Control": "max-age=10"], date: CacheFixtures.start + 15))
+            })
+        for _ in 0..<5 {
+            let served = try await harness.send()
+            #expect(served.value == "stored" && served.cacheStatus?.outcome == .stale)
+            await gate.waitForArrivals(1)  // the first hit's revalidation is out, and held
+        }
+        await gate.open()
+        await harness.cache.backgroundRevalidations()
+        #expect(harness.networkCount == 2, "the store, then one revalidation for five stale hits")
+        #expect(try await harness.send().value == "fresh")
+    }
+
     @Test(
         "stale-while-revalidate does not override the request's own max-age or min-fresh",
         arguments: ["max-age=10", "max-age=0", "min-fresh=3600"])

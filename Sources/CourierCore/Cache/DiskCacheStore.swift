@@ -72,8 +72,7 @@ final class DiskCacheStore: LocalCacheStore {
         self.directory = directory
         self.byteLimit = byteLimit
         let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        if !manager.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+        if !manager.fileExists(atPath: directory.path) {
             try manager.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             // Again: the umask may have narrowed the mode `createDirectory` was given, never widened it.

@@ -7,8 +7,9 @@ import HTTPTypes
 /// Only GET and HEAD requests without a body are shared, keyed by method, URL and every header field but the
 /// per-call tracing ones (so requests signed by different credentials, or asking for different variants, never
 /// share), by the body size limit, and by how the transfer is made: the transport's type (and instance, for a
-/// class), the TLS options (a pinned call never takes a response fetched without its pins), the proxy and the lane. The shared transfer is read into memory; each caller gets the same head
-/// and bytes and runs its own decisions and parser. A caller that cancels stops waiting at once; the transfer
+/// class), the TLS options (a pinned call never takes a response fetched without its pins), the proxy and the
+/// lane. The shared transfer is read into memory; each caller gets the same head and bytes and runs its own
+/// decisions and parser. A caller that cancels stops waiting at once; the transfer
 /// is cancelled only when every caller has cancelled.
 final class InflightRequests: Sendable {
     private struct Shared: Sendable {

@@ -574,7 +574,8 @@ struct Pipeline<R: Request>: Sendable {
         )
     }
 
-    /// What the transport needs to know about this attempt. Not inlined, like ``adapterContext(server:attempt:stripsCredentials:)``.
+    /// What the transport needs to know about this attempt. Not inlined, like
+    /// ``adapterContext(server:attempt:stripsCredentials:)``.
     @inline(never)
     private func transportContext(
         for outgoing: OutgoingRequest, plan: Plan, attempt: Int, deadline: Moment?

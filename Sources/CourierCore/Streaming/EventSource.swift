@@ -191,6 +191,8 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                 if pendingIndex < pending.count {
                     let (event, idFromThisStream) = pending[pendingIndex]
                     pendingIndex += 1
+                    // Only events under an ID are compared with what was delivered, and recorded.
+                    let fingerprint = event.id == nil ? 0 : Self.fingerprint(of: event)
                     if skippingReplays, idFromThisStream, let id = event.id {
                         // A replay names IDs again: the server resumed before the Last-Event-ID it was sent. Skip an
                         // event under an ID when the event delivered in the same place under it was this one (type
@@ -201,7 +203,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                         seenOnConnection[id] = seen
                         if let delivered = deliveredIDs.last(where: { $0.id == id }),
                             seen <= delivered.fingerprints.count,
-                            delivered.fingerprints[seen - 1] == Self.fingerprint(of: event)
+                            delivered.fingerprints[seen - 1] == fingerprint
                         {
                             continue
                         }
@@ -209,7 +211,6 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                     skippingReplays = false
                     failedReconnects = 0
                     if let id = event.id {
-                        let fingerprint = Self.fingerprint(of: event)
                         if deliveredIDs.last?.id == id {
                             if deliveredIDs[deliveredIDs.count - 1].fingerprints.count < 1_024 {
                                 deliveredIDs[deliveredIDs.count - 1].fingerprints.append(fingerprint)

@@ -72,8 +72,16 @@
                     return fail(.transportFailed, "AsyncHTTPClient failed (\(error.shortName))")
                 }
             }
-            if error is NIOHTTPDecompression.DecompressionError {
+            if let error = error as? NIOHTTPDecompression.DecompressionError {
+                guard case .limit = error else {
+                    // zlib refused the data (`inflationError`), or could not start (`initializationError`).
+                    return fail(.malformedResponse, "the compressed body is corrupt (\(error))")
+                }
                 return fail(.decompressionLimit, "the compressed body inflates past the decompression limit")
+            }
+            if let error = error as? NIOHTTPDecompression.ExtraDecompressionError {
+                // `truncatedData`: the body ended inside the compressed stream; `invalidTrailingData`: bytes after it.
+                return fail(.malformedResponse, "the compressed body is cut short or corrupt (\(error))")
             }
             if let error = error as? HTTPParserError {
                 if phase == .body, case .invalidEOFState = error {

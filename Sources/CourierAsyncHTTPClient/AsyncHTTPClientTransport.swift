@@ -323,7 +323,7 @@
             let converted = Self.makeResponseHead(response)
             let head = converted.head
             if decompresses, converted.isEncoded {
-                try ContentCodings.check(head)
+                try Self.checkCodings(head)
             }
             var length = MessageBody.Length.unknown
             if !(decompresses && converted.isEncoded), let count = converted.contentLength {
@@ -332,6 +332,27 @@
             let body = MessageBody(
                 collectable: ResponseBodySequence(base: response.body, timeouts: timeouts), length: length)
             return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
+        }
+
+        /// Throws ``CourierError/Code/unsupported`` for codings NIO's decompressor would pass on still encoded: it
+        /// decodes the first coding listed, when that is `gzip` or `deflate` (so not `x-gzip`, nor `identity, gzip`).
+        /// Not inlined: most responses have no coding.
+        @inline(never)
+        private static func checkCodings(_ head: HTTPResponse) throws {
+            try ContentCodings.check(head)
+            if let first = ContentCodings.firstListed(in: head), !ContentCodings.decodable.contains(String(first)),
+                !ContentCodings.codings(of: head).isEmpty
+            {
+                let listed = head.headerFields[.contentEncoding] ?? ""
+                throw CourierError(
+                    code: .unsupported,
+                    stage: .transport,
+                    message:
+                        "unsupported: the response's content codings \"\(listed.prefix(64))\" list \(first.prefix(32)) "
+                        + "first, and AsyncHTTPClient decodes only a gzip or deflate coding listed first",
+                    response: head
+                )
+            }
         }
 
         /// `h2` or `http/1.1`, as ALPN names them.

@@ -119,12 +119,12 @@ extension URLSessionTransport {
 }
 
 extension URLSessionTransport {
-    /// The codings URLSession decodes by itself on this platform.
+    /// The codings URLSession decodes by itself on this platform (libcurl's `x-gzip` is its `gzip`).
     static var decodableCodings: Set<String> {
         #if canImport(FoundationNetworking)
-            ContentCodings.decodable
+            ContentCodings.decodable.union(["x-gzip"])
         #else
-            ContentCodings.decodable.union(["br"])
+            ContentCodings.decodable.union(["x-gzip", "br"])
         #endif
     }
 }

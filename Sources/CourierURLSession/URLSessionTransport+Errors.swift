@@ -47,6 +47,12 @@ extension URLSessionTransport {
                 // libcurl refuses a chain of more than 5 codings, or one it does not know, before the head.
                 return failure(.unsupported, "unsupported: the response's content codings cannot be decoded")
             }
+            if Self.mentionsCorruptCoding(urlError) {
+                // zlib refused the data ("Error while processing content unencoding: invalid block type"): the
+                // server's body is at fault, and sending the request again would get the same bytes.
+                return failure(
+                    .malformedResponse, "the compressed body is corrupt (URLError \(urlError.code.rawValue))")
+            }
             guard response != nil else {
                 return failure(
                     urlError.code == .networkConnectionLost || urlError.code == .unknown
@@ -66,6 +72,12 @@ extension URLSessionTransport {
     /// codings ("Reject response due to more than 5 content encodings", "Unrecognized content encoding type").
     static func mentionsContentEncoding(_ error: URLError) -> Bool {
         errorTexts(error).contains { $0.contains("content encoding") }
+    }
+
+    /// Whether libcurl's error text says the body's coding could not be decoded ("Error while processing content
+    /// unencoding: …").
+    static func mentionsCorruptCoding(_ error: URLError) -> Bool {
+        errorTexts(error).contains { $0.contains("content unencoding") }
     }
 
     /// The error's texts, lowercased: its description and its underlying error's (FoundationNetworking keeps

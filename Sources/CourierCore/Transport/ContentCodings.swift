@@ -3,14 +3,26 @@ package import HTTPTypes
 /// The content codings of a response, and the rule every Courier transport applies to them.
 ///
 /// A transport decodes at most **one** coding, `gzip` or `deflate` (and those its platform decodes by itself,
-/// such as `br` on Apple's URLSession), within its decompression limit. A response that stacks several codings
+/// such as `br` on Apple's URLSession and `x-gzip` on URLSession), within its decompression limit. A response that stacks several codings
 /// (`Content-Encoding: gzip, gzip`, or one per header line) or uses one the transport cannot decode fails with
 /// ``CourierError/Code/unsupported`` on every transport, rather than be decoded by one layer on one transport,
 /// every layer on another, and handed over still compressed on a third (curl caps stacked codings at 5 for the
 /// same reason, CVE-2022-32206).
 package enum ContentCodings {
-    /// The codings every transport decodes.
-    package static let decodable: Set<String> = ["gzip", "x-gzip", "deflate"]
+    /// The codings every transport decodes. Not `x-gzip`, which NIO's decompressor (AsyncHTTPClient's) passes on
+    /// undecoded.
+    package static let decodable: Set<String> = ["gzip", "deflate"]
+
+    /// The response's first listed coding, lowercased, `identity` included: the one NIO's decompressor looks at.
+    package static func firstListed(in head: HTTPResponse) -> Substring? {
+        for value in head.headerFields[values: .contentEncoding] {
+            for coding in value.split(separator: ",") {
+                let trimmed = coding.trimmingASCIISpaces()
+                if !trimmed.isEmpty { return Substring(trimmed.lowercased()) }
+            }
+        }
+        return nil
+    }
 
     /// The response's codings in order, lowercased, `identity` left out.
     package static func codings(of head: HTTPResponse) -> [Substring] {

@@ -8,6 +8,8 @@
     /// - `gzip-bomb?size=209715200`: a gzip body (about `size / 1030` bytes) that inflates to `size` zeros.
     /// - `stacked-encodings?count=6`: the body gzipped `count` times, `Content-Encoding: gzip` repeated over several
     ///   header lines.
+    /// - `corrupt-gzip`: `Content-Encoding: gzip` on a body whose DEFLATE data is invalid (a reserved block type);
+    ///   `corrupt-gzip?cut=1`: a valid gzip member cut before its end, framed correctly (`Content-Length`).
     /// - `header-flood?count=100000`: that many header lines. `huge-header?size=1048576`: one header that long.
     /// - `extra-response`: a valid response, then an unsolicited second one on the same connection.
     enum FramingFaults {
@@ -39,6 +41,15 @@
                 for line in stride(from: 0, to: count, by: 2) {
                     headers.append(("Content-Encoding", line + 1 < count ? "gzip, gzip" : "gzip"))
                 }
+                return try await context.respond(TestServerResponse(headers: headers, body: body))
+            case "corrupt-gzip":
+                var body = DeflateEncoder.gzip(Array("{\"corrupt\": true}\n".utf8))
+                if context.query("cut") != nil {
+                    body.removeLast(12)  // the trailer and the end of the stored block
+                } else {
+                    body[10] = 0x07  // BFINAL 1, BTYPE 11: reserved, an invalid block
+                }
+                let headers = [("Content-Type", "application/json"), ("Content-Encoding", "gzip")]
                 return try await context.respond(TestServerResponse(headers: headers, body: body))
             case "header-flood":
                 let count = FaultRoutes.integer(context, "count", 100_000, in: 0...10_000_000)

@@ -1,7 +1,7 @@
 #if TestServer
     import Foundation
 
-    /// Fixed and encoded content: `/gzip`, `/deflate`, `/response-headers`, `/json`, `/html`, `/robots.txt`,
+    /// Fixed and encoded content: `/gzip`, `/deflate` (`?coding=` names another `Content-Encoding` for the same body), `/response-headers`, `/json`, `/html`, `/robots.txt`,
     /// `/base64/{value}`, `/encoding/utf8`.
     enum ContentRoutes {
         static func handle(_ name: Substring, _ context: RouteContext) async throws -> Disposition {
@@ -16,7 +16,12 @@
                 fields[gzip ? "gzipped" : "deflated"] = true
                 let plain = JSONValue.object(fields).bytes
                 let body = gzip ? DeflateEncoder.gzip(plain) : DeflateEncoder.zlib(plain)
-                let headers = [("Content-Type", "application/json"), ("Content-Encoding", gzip ? "gzip" : "deflate")]
+                // `?coding=x-gzip` (or `identity, gzip`, …) names the coding otherwise: the body stays the same.
+                var coding = gzip ? "gzip" : "deflate"
+                if let named = context.query("coding"), !named.contains(where: \.isNewline) {
+                    coding = named
+                }
+                let headers = [("Content-Type", "application/json"), ("Content-Encoding", coding)]
                 return try await context.respond(TestServerResponse(headers: headers, body: body))
             case "response-headers":
                 return try await responseHeaders(context)

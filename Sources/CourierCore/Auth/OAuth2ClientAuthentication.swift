@@ -63,7 +63,22 @@ public enum OAuth2ClientAuthentication: Sendable, Hashable {
     }
 }
 
-extension OAuth2ClientAuthentication: CustomStringConvertible {
+extension OAuth2ClientAuthentication: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The method and client ID; never the secret.
     public var description: String { "\(methodName)(\(clientID))" }
+
+    /// The same as ``description``: `debugPrint` and `String(reflecting:)` leak nothing either.
+    public var debugDescription: String { description }
+
+    /// A mirror with the secret redacted, so `dump(_:)` leaks nothing.
+    public var customMirror: Mirror {
+        switch self {
+        case .clientSecretBasic(let id, _), .clientSecretPost(let id, _):
+            Mirror(
+                self, children: ["method": methodName, "clientID": id, "clientSecret": Redactor.placeholder],
+                displayStyle: .enum)
+        case .none(let id):
+            Mirror(self, children: ["method": methodName, "clientID": id], displayStyle: .enum)
+        }
+    }
 }

@@ -80,6 +80,7 @@ struct OAuth2TokenRequest: Request, CredentialBody {
     let server: Server?
     let form: [String: String]
     let headers: RequestHeaders
+    let clientAuthentication: OAuth2ClientAuthentication
     /// Ahead of the calls that wait for the token it brings (see ``RequestLane``).
     var lane: RequestLane { .priority }
 
@@ -99,6 +100,7 @@ struct OAuth2TokenRequest: Request, CredentialBody {
         self.server = server
         self.form = form
         self.headers = headers
+        self.clientAuthentication = authentication
     }
 
     var method: HTTPRequest.Method { .post }
@@ -107,7 +109,22 @@ struct OAuth2TokenRequest: Request, CredentialBody {
     /// Token responses are never stored (RFC 6749 §5.1), whatever their headers say.
     var cachePolicy: CachePolicy { .bypass }
     var decisions: [any Decision] { [] }
-    var parser: any ResponseParser<OAuth2TokenResponse> { OAuth2TokenResponseParser(grant: form["grant_type"] ?? "") }
+    var parser: any ResponseParser<OAuth2TokenResponse> {
+        OAuth2TokenResponseParser(grant: form["grant_type"] ?? "", secrets: bodySecrets)
+    }
+
+    /// The secrets this request carries (a refresh token, a client secret, a code, a password): what an error
+    /// response must not echo into errors and events.
+    var bodySecrets: [String] {
+        var secrets = form.compactMap { name, value in
+            ["grant_type", "scope", "client_id"].contains(name) ? nil : value
+        }
+        switch clientAuthentication {
+        case .clientSecretBasic(_, let secret), .clientSecretPost(_, let secret): secrets.append(secret)
+        case .none: break
+        }
+        return secrets.filter { !$0.isEmpty }
+    }
 }
 
 /// A successful token response (RFC 6749 §5.1).
@@ -130,13 +147,16 @@ struct OAuth2TokenResponse: Decodable, Sendable {
         tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
         refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
         // Some servers send expires_in as a string; accept both.
-        if let seconds = try? container.decodeIfPresent(TimeInterval.self, forKey: .expiresIn) {
-            expiresIn = seconds
+        var seconds: TimeInterval?
+        if let number = try? container.decodeIfPresent(TimeInterval.self, forKey: .expiresIn) {
+            seconds = number
         } else if let text = try? container.decodeIfPresent(String.self, forKey: .expiresIn) {
-            expiresIn = TimeInterval(text)
-        } else {
-            expiresIn = nil
+            seconds = TimeInterval(text)
         }
+        // A lifetime that is not a positive, finite number of seconds ("inf", "nan", 0, -1) is no lifetime: the
+        // token then lasts until the server rejects it. Taken as given, 0 made every call renew the token (until the
+        // storm guard failed them all), and "inf" an expiry date no store can encode.
+        expiresIn = seconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
     }
 
     /// The credential this response grants, obtained at `start`; `previous` supplies what the response leaves
@@ -159,6 +179,9 @@ struct OAuth2TokenResponse: Decodable, Sendable {
 struct OAuth2TokenResponseParser: ResponseParser {
     /// The request's `grant_type`, which decides what `invalid_grant` means.
     let grant: String
+    /// The secrets the request sent, replaced in the server's `error_description` and `error_uri` (servers echo
+    /// them: "Invalid refresh token: <token>").
+    var secrets: [String] = []
 
     private struct ErrorBody: Decodable {
         let error: String
@@ -174,6 +197,7 @@ struct OAuth2TokenResponseParser: ResponseParser {
 
     func parse(_ response: ReceivedResponse, context: ParseContext) throws -> OAuth2TokenResponse {
         guard response.status.kind == .successful else { throw failure(for: response) }
+        if let error = errorAnswer(in: response) { throw error }
         do {
             let token = try JSONDecoder().decode(OAuth2TokenResponse.self, from: response.body)
             guard !token.accessToken.isEmpty else {
@@ -196,23 +220,9 @@ struct OAuth2TokenResponseParser: ResponseParser {
     /// body that is not a token error) is ``CourierError/Code/unacceptableStatus``, a transient failure.
     private func failure(for response: ReceivedResponse) -> CourierError {
         let code = response.status.code
-        let body = try? JSONDecoder().decode(ErrorBody.self, from: response.body)
-        let tokenError = body.map {
-            OAuth2TokenError(
-                error: Self.printable($0.error, limit: 64),
-                errorDescription: $0.errorDescription.map { Self.printable($0, limit: 200) },
-                errorURI: $0.errorURI.map { Self.printable($0, limit: 200) },
-                status: code
-            )
-        }
-        if (400..<500).contains(code), let tokenError, let mapped = tokenError.code(forGrant: grant) {
-            return CourierError(
-                code: mapped,
-                stage: .decide,
-                message: Self.message(for: mapped, tokenError, grant: grant),
-                response: response.head,
-                underlyingError: tokenError
-            )
+        let tokenError = tokenError(in: response)
+        if (400..<500).contains(code), let mapped = errorAnswer(in: response) {
+            return mapped
         }
         return CourierError(
             code: .unacceptableStatus,
@@ -221,6 +231,39 @@ struct OAuth2TokenResponseParser: ResponseParser {
             response: response.head,
             underlyingError: tokenError
         )
+    }
+
+    /// The outcome of the body's §5.2 error, when its code maps to one. Also for a 2xx answer that carries an error
+    /// instead of a token (`200 {"error": "invalid_grant"}`, as some providers answer): the same error as on a 400,
+    /// not a malformed token response, which would count as transient and keep a dead grant alive.
+    private func errorAnswer(in response: ReceivedResponse) -> CourierError? {
+        guard let tokenError = tokenError(in: response), let mapped = tokenError.code(forGrant: grant) else {
+            return nil
+        }
+        return CourierError(
+            code: mapped,
+            stage: .decide,
+            message: Self.message(for: mapped, tokenError, grant: grant),
+            response: response.head,
+            underlyingError: tokenError
+        )
+    }
+
+    /// The body's token error, its texts printable and without the request's secrets; `nil` when the body is not
+    /// one (a token response has no `error` member).
+    private func tokenError(in response: ReceivedResponse) -> OAuth2TokenError? {
+        guard let body = try? JSONDecoder().decode(ErrorBody.self, from: response.body) else { return nil }
+        return OAuth2TokenError(
+            error: Self.printable(scrubbed(body.error), limit: 64),
+            errorDescription: body.errorDescription.map { Self.printable(scrubbed($0), limit: 200) },
+            errorURI: body.errorURI.map { Self.printable(scrubbed($0), limit: 200) },
+            status: response.status.code
+        )
+    }
+
+    /// `text` with every secret the request sent replaced by ``Redactor/placeholder``.
+    private func scrubbed(_ text: String) -> String {
+        secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: Redactor.placeholder) }
     }
 
     private static func message(for code: CourierError.Code, _ error: OAuth2TokenError, grant: String) -> String {

@@ -17,6 +17,8 @@ struct CallRecord: Sendable {
     /// The requests of earlier attempts (before redaction), whose secrets are scrubbed from the error too: a
     /// redirect or a refresh changes the query or the credentials between attempts.
     private(set) var earlierRequests: [HTTPRequest] = []
+    /// The secrets of a ``CredentialBody`` request's body, set when the call fails.
+    var bodySecrets: [String] = []
     /// The call's events for monitors, or `nil` when the client has none.
     var events: CallEvents?
     /// Whether a live body ended (its lease counts its bytes in ``bodySize`` as they arrive).
@@ -114,6 +116,7 @@ struct CallRecord: Sendable {
         if let body {
             secrets.formUnion(redactor.secrets(inBody: body, contentType: response?.headerFields[.contentType]))
         }
+        for secret in bodySecrets { secrets.insert(secret) }
         return secrets
     }
 

@@ -112,6 +112,10 @@ struct Pipeline<R: Request>: Sendable {
     /// The call's failure: the error as the caller gets it, logged and sent as the `failed` event.
     @inline(never)
     private func end(_ error: any Error, start: Moment, state: LockedBox<CallRecord>) -> any Error {
+        if let credentials = request as? any CredentialBody {
+            // Only on failure: the cast is a conformance lookup, which a successful call does not need.
+            state.withLock { $0.bodySecrets = credentials.bodySecrets }
+        }
         let finalized = CallClosing.close(state, start: start, error: error, client: client) ?? error
         configuration.activity?.end()
         return finalized
@@ -460,10 +464,10 @@ struct Pipeline<R: Request>: Sendable {
     /// The call's decisions: the client's, its retry policy (unless the request states its own retry), the
     /// request's.
     ///
-    /// One retry mechanism per call (design §7): a ``RetryDecision`` among the request's decisions replaces the
-    /// client's policy and any retry decision in the client's chain; otherwise ``Request/retryPolicy`` (or the
-    /// client's ``Client/Configuration/retryPolicy``) adds one after the client's decisions, unless the client's
-    /// chain already has one.
+    /// One retry mechanism per call (design §7): a ``RetryDecision`` among the request's decisions, or a
+    /// ``Request/retryPolicy`` the request states, replaces the client's policy and any retry decision in the
+    /// client's chain (so `.disabled` means no retry); otherwise the client's ``Client/Configuration/retryPolicy``
+    /// adds one after the client's decisions, unless the client's chain already has one.
     static func decisionChain(for request: R, client: Client) -> [any Decision] {
         let requestDecisions = request.decisions
         // The default array holds no retry decision: most requests keep it, and skip the dynamic casts (issue #17).
@@ -479,9 +483,8 @@ struct Pipeline<R: Request>: Sendable {
             let chain = client.decisionsWithRetry
             return requestDecisions.isEmpty ? chain : chain + requestDecisions
         }
-        guard retryPolicy.maxRetries > 0, !clientDecisions.contains(where: { $0 is RetryDecision }) else {
-            return clientDecisions + requestDecisions
-        }
+        clientDecisions.removeAll { $0 is RetryDecision }
+        guard retryPolicy.maxRetries > 0 else { return clientDecisions + requestDecisions }
         return clientDecisions + [RetryDecision(policy: retryPolicy)] + requestDecisions
     }
 
@@ -797,4 +800,8 @@ final class Slot: Sendable {
 /// A request whose body carries credentials (an OAuth 2 token request: a refresh token, a client secret, a
 /// password): a redirect that would re-send the body to another origin (307, 308) fails with
 /// ``CourierError/Code/insecureRedirect`` instead, since stripping the credential headers does not protect a body.
-package protocol CredentialBody {}
+package protocol CredentialBody {
+    /// The secret values in the body: scrubbed from the call's error (its message, body excerpt and underlying
+    /// error) when the server echoes them ("Invalid refresh token: <token>").
+    var bodySecrets: [String] { get }
+}

@@ -82,7 +82,7 @@ enum RequestResolver {
 extension DefaultStringInterpolation {
     /// Interpolates `value` as exactly one percent-encoded path segment.
     ///
-    /// `/`, `?`, `#`, `%` and every other character outside RFC 3986's segment characters are encoded, once:
+    /// `/`, `?`, `#`, `%`, `;` and every other character outside RFC 3986's segment characters are encoded, once:
     /// `"/files/\(pathSegment: "../admin")"` is `/files/..%2Fadmin`, and `%2F` becomes `%252F`. A value that is
     /// exactly `.` or `..` has no encoding a server will not read as a dot segment (RFC 3986 §6.2.2.2 makes `%2E`
     /// equal to `.`), so it is encoded as `%2E` / `%2E%2E` and the call fails with ``CourierError/Code/invalidURL``
@@ -93,7 +93,7 @@ extension DefaultStringInterpolation {
             // A dot segment would be removed by RFC 3986 normalisation and move the request elsewhere.
             appendLiteral(String(repeating: "%2E", count: text.count))
         } else {
-            appendLiteral(PercentEncoding.encode(text, allowing: .pathSegment))
+            appendLiteral(PercentEncoding.encode(text, allowing: .pathSegmentValue))
         }
     }
 }

@@ -56,14 +56,20 @@ extension MultipartFormData {
                 case .body(let body):
                     flush()
                     segments.append(.body(body, name: part.name))
-                    total = total.flatMap { sum in body.length.knownCount.map { sum + $0 } }
+                    if let sum = total, let count = body.length.knownCount {
+                        total = try Self.adding(count, to: sum, part: part.name)
+                    } else {
+                        total = nil
+                    }
                     if body.iterationBehavior == .single { iterationBehavior = .single }
                 }
                 pending.append(contentsOf: Self.crlf)
             }
             pending.append(contentsOf: "--\(boundary)--\r\n".utf8)
             flush()
-            total = total.map { sum in sum + segments.reduce(0) { $0 + Int64($1.inMemoryCount) } }
+            if let sum = total {
+                total = try Self.adding(segments.reduce(0) { $0 + Int64($1.inMemoryCount) }, to: sum, part: nil)
+            }
 
             self.boundary = boundary
             self.body = MessageBody(
@@ -71,6 +77,22 @@ extension MultipartFormData {
                 length: total.map { .known($0) } ?? .unknown,
                 iterationBehavior: iterationBehavior
             )
+        }
+
+        /// `sum + count`, or ``CourierError/Code/invalidBody`` for a negative length or a total past `Int64.max`
+        /// (a stream declared `.known(.max)`), instead of a trap.
+        private static func adding(_ count: Int64, to sum: Int64, part: String?) throws -> Int64 {
+            let (total, overflow) = sum.addingReportingOverflow(count)
+            guard count >= 0, !overflow else {
+                let which = part.map { "part \"\($0.prefix(64))\" declares" } ?? "the form's parts declare"
+                throw CourierError(
+                    code: .invalidBody,
+                    stage: .adapt,
+                    message: "the multipart body cannot be framed: \(which) a length (\(count)) that is negative or "
+                        + "makes the body longer than \(Int64.max) bytes"
+                )
+            }
+            return total
         }
 
         /// In-memory content up to this size is copied next to its headers; larger content is its own segment.

@@ -44,6 +44,11 @@ package enum PercentEncoding {
         /// `/`, `?`, `#` and `%` are not in the set, so a segment can never escape its position in a path.
         package static let pathSegment = unreserved.union(AllowedCharacters("!$&'()*+,;=:@"))
 
+        /// ``pathSegment`` without `;`: for a value put into a path (`\(pathSegment:)`). Java servlet containers
+        /// (Tomcat, Jetty) cut a segment at `;` before resolving dot segments, so a literal `..;` would reach the
+        /// parent path and `bob;x=1` would arrive as `bob`.
+        package static let pathSegmentValue = unreserved.union(AllowedCharacters("!$&'()*+,=:@"))
+
         /// Returns a set allowing every byte allowed by either `self` or `other`.
         package func union(_ other: AllowedCharacters) -> AllowedCharacters {
             AllowedCharacters(low: low | other.low, high: high | other.high)

@@ -14,11 +14,20 @@ struct PageRequest<Base: Request>: ForwardingRequest {
     /// The server `base` goes to (the first page's): a linked page keeps its TLS and proxy options, and on the
     /// same origin its headers (an API key).
     let firstServer: Server?
+    /// The headers a linked page on another origin goes without (the credential headers and the redactor's
+    /// sensitive ones).
+    let strippedHeaders: [HTTPField.Name]
 
-    init(base: Base, url: URL?, firstServer: Server? = nil) {
+    init(base: Base, url: URL?, firstServer: Server? = nil, redactor: Redactor = .default) {
         self.base = base
         self.url = url
         self.firstServer = firstServer
+        let first = firstServer ?? base.server
+        if let url, first.map({ Origin(url: url) != $0.origin }) ?? true {
+            strippedHeaders = RequestResolver.credentialHeaders + redactor.sensitiveHeaderNames
+        } else {
+            strippedHeaders = []
+        }
     }
 
     var server: Server? {
@@ -34,7 +43,7 @@ struct PageRequest<Base: Request>: ForwardingRequest {
     }
     var adapters: [any RequestAdapter] {
         guard let url else { return base.adapters }
-        return base.adapters + [LinkedURLAdapter(url: url)]
+        return base.adapters + [LinkedURLAdapter(url: url, strippedHeaders: strippedHeaders)]
     }
     var parser: any ResponseParser<PageOutput<Base.Response>> { HeadParser(base: base.parser) }
 

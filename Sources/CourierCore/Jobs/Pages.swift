@@ -48,7 +48,8 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
             case .url(let request, let url):
                 // The first page's server: its pins, proxy and (on its origin) headers go with the linked page.
                 let first = try pages.client.server(for: request).0
-                call = PageRequest(base: request, url: url, firstServer: first)
+                call = PageRequest(
+                    base: request, url: url, firstServer: first, redactor: pages.client.configuration.redactor)
             }
             let output = try await pages.client.send(call, tags: pages.tags)
             number += 1

@@ -140,8 +140,14 @@ public struct RetryPolicy: Sendable {
             jitter: Bool = true
         ) -> Backoff {
             Backoff { retry in
+                guard initial > .zero else { return .zero }
                 let factor = pow(max(1, multiplier), Double(max(0, retry - 1)))
-                let ceiling = min(maximum, initial * factor)
+                // Compared in seconds before converting back: `initial * factor` traps once it passes what a
+                // `Duration` holds (retry 70 of the defaults), and `factor` may be infinite.
+                let seconds = Double(initial.components.seconds) + Double(initial.components.attoseconds) * 1e-18
+                let maximumSeconds =
+                    Double(maximum.components.seconds) + Double(maximum.components.attoseconds) * 1e-18
+                let ceiling = seconds * factor < maximumSeconds ? initial * factor : maximum
                 guard jitter else { return ceiling }
                 return ceiling * Double.random(in: 0...1)
             }

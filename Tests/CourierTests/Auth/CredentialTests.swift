@@ -21,6 +21,25 @@ struct CredentialTests {
         }
     }
 
+    @Test("a client's secret is redacted in description and dump, also inside a refresher")
+    func clientSecretRedaction() {
+        let client = Client(server: Fixtures.server, transport: MockTransport())
+        for authentication in [
+            OAuth2ClientAuthentication.clientSecretBasic(clientID: "app", clientSecret: "s3cret-basic"),
+            .clientSecretPost(clientID: "app", clientSecret: "s3cret-post"),
+        ] {
+            let refresher = OAuth2RefreshTokenRefresher(client: client, path: "/token", authentication: authentication)
+            var dumped = ""
+            dump(refresher, to: &dumped)
+            var dumpedAuthentication = ""
+            dump(authentication, to: &dumpedAuthentication)
+            for text in [authentication.description, "\(authentication)", dumpedAuthentication, dumped] {
+                #expect(!text.contains("s3cret"))
+                #expect(text.contains("app"))
+            }
+        }
+    }
+
     @Test("encodes and decodes; a missing tokenType and version take their defaults")
     func codable() throws {
         let credential = Credential(accessToken: "a", refreshToken: "r", expiresAt: F.start, version: 4)

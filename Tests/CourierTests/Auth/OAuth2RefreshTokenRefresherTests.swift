@@ -92,6 +92,63 @@ struct OAuth2RefreshTokenRefresherTests {
     }
 
     @Test(
+        "an expires_in that is not a positive, finite number of seconds is no expiry",
+        arguments: ["0", "-1", #""0""#, #""inf""#, #""nan""#, "-1e9", #""soon""#])
+    func unusableLifetime(expiresIn: String) async throws {
+        let (refresher, mock) = Self.refresher()
+        mock.stub(
+            .post, F.tokenPath,
+            with: .json(raw: #"{"access_token":"access-2","token_type":"Bearer","expires_in":\#(expiresIn)}"#))
+
+        let renewed = try await refresher.refresh(F.signedIn())
+
+        #expect(renewed.accessToken == "access-2")
+        #expect(renewed.expiresAt == nil)
+        #expect(!renewed.expires(within: .seconds(60), of: F.start.addingTimeInterval(86_400)))
+        _ = try JSONEncoder().encode(renewed)  // what a store writes
+    }
+
+    @Test(
+        "a 200 that carries a §5.2 error instead of a token is classified like the same error on a 400",
+        arguments: [
+            ("invalid_grant", CourierError.Code.reauthenticationRequired),
+            ("invalid_client", .clientAuthenticationFailed),
+            ("something_else", .decodingFailed),
+        ])
+    func errorInSuccess(tokenError: String, code: CourierError.Code) async throws {
+        let (refresher, mock) = Self.refresher()
+        mock.stub(.post, F.tokenPath, with: .json(raw: #"{"error":"\#(tokenError)"}"#))
+
+        let error = await expectCourierError { try await refresher.refresh(F.signedIn()) }
+
+        #expect(error?.code == code)
+        #expect(mock.recordedRequests.count == 1)
+    }
+
+    @Test("a token error that echoes the refresh token or the client secret does not carry them into the error")
+    func echoedSecrets() async throws {
+        let (refresher, mock) = Self.refresher(secret: "s3cret")
+        mock.stub(
+            .post, F.tokenPath,
+            with: .json(
+                raw:
+                    #"{"error":"invalid_grant","error_description":"Invalid refresh token: refresh-1 (client s3cret)","#
+                    + #""error_uri":"https://id.example/e?token=refresh-1"}"#,
+                status: 400))
+
+        let error = try #require(await expectCourierError { try await refresher.refresh(F.signedIn()) })
+
+        let oauth = try #require(error.underlyingError as? OAuth2TokenError)
+        #expect(oauth.errorDescription == "Invalid refresh token: <redacted> (client <redacted>)")
+        var dumped = ""
+        dump(error, to: &dumped)
+        for text in ["\(error)", String(reflecting: error), oauth.description, oauth.errorURI ?? "", dumped] {
+            #expect(!text.contains("refresh-1"))
+            #expect(!text.contains("s3cret"))
+        }
+    }
+
+    @Test(
         "RFC 6749 §5.2: only invalid_grant ends the session; a rejected client or scope is a configuration error",
         arguments: [
             (400, "invalid_grant", CourierError.Code.reauthenticationRequired),

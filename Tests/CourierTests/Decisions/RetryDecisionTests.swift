@@ -157,6 +157,28 @@ struct RetryDecisionTests {
         #expect(mock.recordedRequests.count == 2)
     }
 
+    @Test(
+        "a request's stated retry policy replaces a retry in the client's decisions: .disabled means one attempt",
+        arguments: [0, 3])
+    func requestPolicyReplacesClientRetry(maxRetries: Int) async throws {
+        struct Stated: Request {
+            typealias Response = String
+            var path: String { "/probe" }
+            let retryPolicy: RetryPolicy?
+        }
+        let (client, mock) = Fixtures.client { $0.decisions = [.retry(1)] }
+        mock.stub(.get, "/probe", with: [.status(503), .status(503), .status(503), .text("ok")])
+        let stated = Stated(retryPolicy: RetryPolicy(maxRetries: maxRetries, backoff: .none))
+        if maxRetries == 0 {
+            let error = await expectCourierError { try await client.send(stated) }
+            #expect(error?.response?.status.code == 503)
+            #expect(mock.recordedRequests.count == 1)
+        } else {
+            #expect(try await client.send(stated) == "ok")
+            #expect(mock.recordedRequests.count == 4)
+        }
+    }
+
     @Test("a custom condition decides what is retried")
     func customCondition() async throws {
         let (client, mock) = Fixtures.client()

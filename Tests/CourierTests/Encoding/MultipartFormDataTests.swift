@@ -190,6 +190,24 @@ struct MultipartFormDataTests {
         #expect(parts.last?.contentType == "text/plain")
     }
 
+    @Test(
+        "a streamed part whose declared length is negative or overflows the total is invalidBody, not a trap",
+        arguments: [Int64.max, Int64.max - 10, -1])
+    func declaredLengthOverflow(length: Int64) throws {
+        var generator = SystemRandomNumberGenerator()
+        let error = try #require(throws: CourierError.self) {
+            try MultipartFormData.Encoded(
+                [
+                    .field(name: "a", value: "1"),
+                    .stream(name: "s", body: MultipartFixtures.oneShot([[1]], length: .known(length))),
+                ],
+                generator: &generator
+            )
+        }
+        #expect(error.code == .invalidBody)
+        #expect(error.message?.contains("cannot be framed") == true)
+    }
+
     @Test("bytes and files are replayable; a one-shot stream part makes the whole body one-shot")
     func replayability() async throws {
         let file = try MultipartFixtures.temporaryFile(count: 1000)

@@ -164,6 +164,40 @@ struct PagesTests {
         #expect(mock.recordedRequests.last?.head.authority == "cdn.example.net")
     }
 
+    @Test("a link to another origin goes without the credential headers the request itself states")
+    func linkToOtherOriginDropsRequestCredentials() async throws {
+        struct Keyed: Request {
+            typealias Response = [Int]
+            var path: String { "/numbers" }
+            var headers: RequestHeaders {
+                ["Authorization": "token secret", "X-Api-Key": "key-1", "Cookie": "s=1", "X-Trace": "t1"]
+            }
+        }
+        let (client, mock) = Fixtures.client { $0.redactor.sensitiveHeaderNames.insert(HTTPField.Name("X-Api-Key")!) }
+        mock.stub(.get, "/numbers") { request in
+            switch (request.head.authority, request.head.path) {
+            case ("api.example.com", "/numbers"):
+                .json(raw: "[1]", headerFields: [link: "<https://api.example.com/numbers?page=2>; rel=next"])
+            case ("api.example.com", _):
+                .json(raw: "[2]", headerFields: [link: "<https://cdn.example.net/numbers?page=3>; rel=next"])
+            default: .json(raw: "[3]")
+            }
+        }
+        var values: [[Int]] = []
+        for try await page in client.pages(of: Keyed(), next: .link()) { values.append(page.value) }
+        #expect(values == [[1], [2], [3]])
+        let sent = mock.recordedRequests.map(\.head.headerFields)
+        #expect(sent.count == 3)
+        for fields in sent.prefix(2) {
+            #expect(fields[.authorization] == "token secret")
+            #expect(fields[HTTPField.Name("X-Api-Key")!] == "key-1")
+        }
+        #expect(sent.last?[.authorization] == nil)
+        #expect(sent.last?[HTTPField.Name("X-Api-Key")!] == nil)
+        #expect(sent.last?[.cookie] == nil)
+        #expect(sent.last?[HTTPField.Name("X-Trace")!] == "t1")
+    }
+
     @Test(
         "a link that is not http(s), carries userinfo, or goes from https to http ends the sequence with invalidURL",
         arguments: ["ftp://api.example.com/numbers", "https://user:pw@api.example.com/n", "http://api.example.com/n"])

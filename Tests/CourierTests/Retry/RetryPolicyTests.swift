@@ -35,6 +35,17 @@ struct RetryPolicyTests {
         }
     }
 
+    @Test("exponential backoff stays at its maximum for any retry number, without overflowing a Duration")
+    func backoffCap() {
+        #expect(Self.noJitter.delay(forRetry: 69) == .seconds(30))
+        #expect(Self.noJitter.delay(forRetry: 70) == .seconds(30))
+        #expect(Self.noJitter.delay(forRetry: .max) == .seconds(30))
+        let steep = RetryPolicy.Backoff.exponential(initial: .seconds(5), multiplier: 10, jitter: false)
+        #expect(steep.delay(forRetry: 21) == .seconds(30))
+        #expect(RetryPolicy.Backoff.exponential(jitter: true).delay(forRetry: 1_000) <= .seconds(30))
+        #expect(RetryPolicy.Backoff.exponential(initial: .zero, jitter: false).delay(forRetry: 2_000) == .zero)
+    }
+
     @Test(
         "row 27: retryable statuses on GET are retried twice with backoff, then the status fails the call",
         arguments: [408, 429, 500, 502, 503, 504])

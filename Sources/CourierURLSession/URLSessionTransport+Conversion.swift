@@ -45,6 +45,9 @@ extension URLSessionTransport {
             let separator = name == .cookie ? "; " : ", "
             request.setValue(values[name, default: []].joined(separator: separator), forHTTPHeaderField: name.rawName)
         }
+        if values[.acceptEncoding] == nil {
+            request.setValue(offeredCodings, forHTTPHeaderField: "Accept-Encoding")
+        }
         if let deadline {
             // URLSession's timeout counts whole seconds (FoundationNetworking truncates); the transport's own
             // deadline timer fires first, this is a backstop.
@@ -119,6 +122,17 @@ extension URLSessionTransport {
 }
 
 extension URLSessionTransport {
+    /// The `Accept-Encoding` a request without one gets: the codings the transport decodes. Left to itself,
+    /// FoundationNetworking offers every coding its libcurl was built with (`deflate, gzip, br, zstd` here), and
+    /// a server that picked `br` got a response the transport must refuse (`ContentCodings`).
+    static var offeredCodings: String {
+        #if canImport(FoundationNetworking)
+            "gzip, deflate"
+        #else
+            "gzip, deflate, br"
+        #endif
+    }
+
     /// The codings URLSession decodes by itself on this platform (libcurl's `x-gzip` is its `gzip`).
     static var decodableCodings: Set<String> {
         #if canImport(FoundationNetworking)

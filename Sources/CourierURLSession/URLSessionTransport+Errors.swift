@@ -25,6 +25,9 @@ extension URLSessionTransport {
         if response == nil, let (code, message) = tlsFailure(in: errorTexts(urlError)) {
             return failure(code, message)
         }
+        if response == nil, let (code, message) = socketFailure(in: errorTexts(urlError)) {
+            return failure(code, message)
+        }
         switch urlError.code {
         case .cancelled:
             return CancellationError()
@@ -36,7 +39,14 @@ extension URLSessionTransport {
             return failure(.hostNotFound, "the host name could not be resolved")
         case .notConnectedToInternet:
             return failure(.notConnectedToInternet, "the device is not connected to a network")
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot:
+        case .secureConnectionFailed:
+            #if canImport(FoundationNetworking)
+                return failure(.untrustedCertificate, "the server's certificate is not trusted")
+            #else
+                // Apple's -1200 is any failed handshake (TLS version, cipher); an untrusted certificate is -1202.
+                return failure(.tlsHandshakeFailed, "the TLS handshake failed (URLError -1200)")
+            #endif
+        case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot:
             return failure(.untrustedCertificate, "the server's certificate is not trusted")
         case .serverCertificateHasBadDate, .serverCertificateNotYetValid:
             return failure(.certificateExpired, "the server's certificate has expired or is not yet valid")
@@ -89,6 +99,20 @@ extension URLSessionTransport {
         }
         if let text = error.userInfo[NSLocalizedDescriptionKey] as? String { texts.append(text) }
         return texts.map { $0.lowercased() }
+    }
+
+    /// The connection failure libcurl's message names where FoundationNetworking's code does not: it reports a
+    /// closed connection with no response ("Empty reply from server") as `badServerResponse`, and any connect
+    /// failure but a refusal or a timeout as `NSURLErrorUnknown`.
+    static func socketFailure(in texts: [String]) -> (CourierError.Code, String)? {
+        func has(_ fragments: String...) -> Bool { texts.contains { text in fragments.contains(where: text.contains) } }
+        if has("empty reply from server") {
+            return (.connectionReset, "the server closed the connection without a response")
+        }
+        if has("no route to host", "network is unreachable", "host is unreachable") {
+            return (.networkUnreachable, "no route to the server's network")
+        }
+        return nil
     }
 
     /// The TLS failure libcurl's message names (FoundationNetworking reports most of them as `NSURLErrorUnknown`

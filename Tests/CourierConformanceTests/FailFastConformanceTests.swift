@@ -137,6 +137,43 @@ extension Conformance {
         }
 
         @Test(
+            "a connection closed or reset before any response is connectionReset on every transport: a GET is retried",
+            arguments: TransportKind.all, ["/fault/close-on-request", "/fault/reset-on-request"])
+        func noResponse(transport: TransportKind, path: String) async throws {
+            try await withTestServer { server in
+                let client = Self.client(transport.make(), server.baseURL)
+                let error = await expectCourierError {
+                    try await client.send(Raw(path: path, retryPolicy: RetryPolicy(backoff: .none)))
+                }
+                #expect(error?.code == .connectionReset, "\(String(describing: error))")
+                #expect(server.requestCount == 3)
+                #expect(Self.attempts(error) == 3)
+            }
+        }
+
+        @Test(
+            "a request offers only the codings its transport decodes: a server that picks one is always readable",
+            arguments: TransportKind.all)
+        func offeredCodings(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                // Answers with the first coding offered that no Courier transport decodes on Linux, as a CDN
+                // negotiating brotli or zstd does; the body is not valid in that coding either way.
+                server.register("GET", "/negotiated") { request in
+                    let offered = (request.header("Accept-Encoding") ?? "").split(separator: ",").map {
+                        $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased()
+                    }
+                    if let coding = offered.first(where: { ["br", "zstd", "compress"].contains($0) }) {
+                        return TestServerResponse(headers: [("Content-Encoding", coding)], body: Array("xyz".utf8))
+                    }
+                    return TestServerResponse(body: Array("plain".utf8))
+                }
+                let client = Self.client(transport.make(), server.baseURL)
+                let body = try await client.send(Raw(path: "/negotiated"))
+                #expect(String(decoding: body, as: UTF8.self) == "plain")
+            }
+        }
+
+        @Test(
             "row 21: truncation is truncatedResponse on every transport; a GET is retried, a POST is not",
             arguments: TransportKind.all,
             ["/fault/truncate", "/fault/truncate-unclean", "/fault/reset-mid-body", "/fault/chunked-truncated"]

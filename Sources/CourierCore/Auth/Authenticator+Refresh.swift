@@ -70,7 +70,9 @@ extension Authenticator {
         let result: Result<Credential, any Error>
         do {
             let renewed: Credential
-            if let credential {
+            if let credential, let stored = await renewedInStore(credential) {
+                renewed = stored
+            } else if let credential {
                 renewed = try await refresher.refresh(credential)
             } else if let acquirer = refresher as? any TokenAcquirer {
                 renewed = try await acquirer.acquire()
@@ -101,6 +103,22 @@ extension Authenticator {
         }
     }
 
+    /// The credential the store holds instead of `credential`, when another process sharing the store (an app
+    /// extension, a second command-line tool on the same file) renewed it since this one loaded it: adopted
+    /// without a token request. Refreshing with the refresh token this process has would spend a token the
+    /// server rotated away (`invalid_grant`, and the session ended for both). `nil` when the store holds
+    /// `credential`, nothing, or cannot be read: the refresh goes ahead.
+    private func renewedInStore(_ credential: Credential) async -> Credential? {
+        guard let stored = try? await inStoreOrder({ [store] in try await store.load() }) else { return nil }
+        // Not what this process last read or wrote there (an older credential, when saving a renewal failed).
+        guard !Self.sameTokens(stored, credential), !Self.sameTokens(stored, knownStored) else { return nil }
+        return stored
+    }
+
+    static func sameTokens(_ one: Credential, _ other: Credential?) -> Bool {
+        one.accessToken == other?.accessToken && one.refreshToken == other?.refreshToken
+    }
+
     /// Numbers, saves and installs a renewed credential, unless the session changed meanwhile.
     private func adopt(_ renewed: Credential, replacing old: Credential?) async -> Result<Credential, any Error> {
         // A sign-in or sign-out during the refresh wins: its state stands and the renewed credential is dropped.
@@ -111,6 +129,7 @@ extension Authenticator {
         var saveFailure: String?
         do {
             try await inStoreOrder { [store, fresh] in try await store.save(fresh) }
+            knownStored = fresh
         } catch {
             saveFailure = "\(error)"
         }

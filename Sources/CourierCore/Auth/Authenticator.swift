@@ -100,6 +100,9 @@ public actor Authenticator {
     var lastID = 0
     var refreshStarts: [Date] = []
     var storeTail: Task<Void, Never>?
+    /// The credential this authenticator last read from or wrote to the store: a different one found there
+    /// before a refresh is another process's renewal.
+    var knownStored: Credential?
 
     /// Creates an authenticator.
     ///
@@ -208,21 +211,26 @@ public actor Authenticator {
     public func signIn(_ credential: Credential) async throws -> Credential {
         let installed = install(credential)
         try await inStoreOrder { [store, installed] in try await store.save(installed) }
+        knownStored = installed
         return installed
     }
 
     /// Starts a session with `credential` as ``signIn(_:)`` does, without saving it: for a credential the store
     /// already holds, which another process stored (a fleet's watcher).
     ///
+    /// - Parameter keepingSignatures: Whether requests signed with earlier credentials stay known, as after a
+    ///   refresh: a 401 to one of them is then replayed once with `credential`, without a refresh. A fleet shares
+    ///   one account, and its watcher installs what another instance renewed; a sign-in (another account,
+    ///   perhaps) forgets them, so such a 401 fails instead.
     /// - Returns: The credential as installed, with its version.
     @discardableResult
-    package func install(_ credential: Credential) -> Credential {
+    package func install(_ credential: Credential, keepingSignatures: Bool = false) -> Credential {
         latestVersion += 1
         var installed = credential
         installed.version = latestVersion
         session = .active(installed)
         rejectedVersion = nil
-        signatures.removeAll()
+        if !keepingSignatures { signatures.removeAll() }
         signatures.record(installed)
         eventSink.yield(.signedIn(version: installed.version))
         return installed
@@ -253,6 +261,7 @@ public actor Authenticator {
     func loadedCredential() async throws -> Credential? {
         if case .unloaded = session {
             let loaded = try await inStoreOrder { [store] in try await store.load() }
+            knownStored = loaded
             if case .unloaded = session {
                 if let loaded {
                     latestVersion = max(latestVersion, loaded.version)

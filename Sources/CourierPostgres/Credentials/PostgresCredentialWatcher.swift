@@ -99,7 +99,9 @@
             let credential = try open(sealed, generation: row.generation)
             if let synced, synced.generation >= row.generation { return }
             synced = (row.generation, credential)
-            await authenticator.install(credential)
+            // Requests in flight with the credential it replaces are replayed with it on a 401, as after a
+            // refresh of this instance's own (the fleet's instances share one account).
+            await authenticator.install(credential, keepingSignatures: true)
             logger.debug("installed the fleet's credential", metadata: ["generation": "\(row.generation)"])
         }
     }

@@ -62,6 +62,56 @@ struct RefreshTokenDecisionTests {
         #expect(slowAuthorizations == ["Bearer access-1", "Bearer access-2"])
     }
 
+    @Test("a credential installed from the fleet replays a 401 for the one it replaced, without a refresh")
+    func fleetInstallKeepsSignatures() async throws {
+        let harness = try await F.harness()
+        F.stubTokenEndpoint(harness.mock)
+        let slow = F.Gate()
+        harness.mock.stub(nil, "/slow") { request in
+            if request.head.headerFields[.authorization] == "Bearer access-2" { return .text("slow ok") }
+            await slow.pass()
+            return F.invalidToken
+        }
+
+        let slowCall = Task { try await harness.client.send(Probe(path: "/slow")) }
+        await slow.waitForArrivals(1)  // signed with v1 and held by the server
+        await harness.authenticator.install(
+            Credential(accessToken: "access-2", refreshToken: "refresh-2"), keepingSignatures: true)
+        await slow.open()
+
+        #expect(try await slowCall.value == "slow ok")
+        #expect(harness.tokenRequests.isEmpty)
+    }
+
+    @Test("two authenticators on one store: the second adopts the first's renewal, not spending a rotated token")
+    func sharedStoreRenewal() async throws {
+        let shared = InMemoryCredentialStore()
+        let harness = try await F.harness(store: shared)
+        // The endpoint rotates refresh tokens and refuses one used twice (reuse detection, RFC 9700 §4.14.2).
+        let used = F.Shared<Set<String>>([])
+        let issued = F.Counter()
+        harness.mock.stub(.post, F.tokenPath) { request in
+            let sent = request.bodyText ?? ""
+            if used.value.contains(sent) { return .json(raw: #"{"error":"invalid_grant"}"#, status: 400) }
+            used.update { _ = $0.insert(sent) }
+            let number = issued.next() + 1
+            return .json(raw: #"{"access_token":"access-\#(number)","refresh_token":"refresh-\#(number)"}"#)
+        }
+        let other = Authenticator(
+            store: shared,
+            refresher: OAuth2RefreshTokenRefresher(client: harness.client, path: F.tokenPath, clientID: "courier-tests")
+        )
+        let otherVersion = try #require(try await other.currentCredential()?.version)
+
+        let first = try await harness.authenticator.refresh(rejected: 1)
+        let second = try await other.refresh(rejected: otherVersion)
+
+        #expect(first.accessToken == "access-2")
+        #expect(second.accessToken == "access-2")
+        #expect(harness.tokenRequests.count == 1)
+        #expect(try await shared.load()?.refreshToken == "refresh-2")
+    }
+
     @Test("a server that always answers 401 gets one refresh and one replay, then unacceptableStatus")
     func refreshesAtMostOncePerCall() async throws {
         let harness = try await F.harness()

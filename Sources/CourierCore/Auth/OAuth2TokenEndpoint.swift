@@ -80,7 +80,6 @@ struct OAuth2TokenRequest: Request, CredentialBody {
     let server: Server?
     let form: [String: String]
     let headers: RequestHeaders
-    let clientAuthentication: OAuth2ClientAuthentication
     /// Ahead of the calls that wait for the token it brings (see ``RequestLane``).
     var lane: RequestLane { .priority }
 
@@ -100,7 +99,6 @@ struct OAuth2TokenRequest: Request, CredentialBody {
         self.server = server
         self.form = form
         self.headers = headers
-        self.clientAuthentication = authentication
     }
 
     var method: HTTPRequest.Method { .post }
@@ -119,9 +117,14 @@ struct OAuth2TokenRequest: Request, CredentialBody {
         var secrets = form.compactMap { name, value in
             ["grant_type", "scope", "client_id"].contains(name) ? nil : value
         }
-        switch clientAuthentication {
-        case .clientSecretBasic(_, let secret), .clientSecretPost(_, let secret): secrets.append(secret)
-        case .none: break
+        // A `client_secret_basic` secret, back from its `Authorization` value (kept there rather than stored once
+        // more: every call's async frames hold the request, issue #17).
+        for field in headers where field.name.lowercased() == "authorization" && field.value.hasPrefix("Basic ") {
+            guard let decoded = Data(base64Encoded: String(field.value.dropFirst(6))),
+                let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":")
+            else { continue }
+            let encoded = String(pair[pair.index(after: colon)...])
+            secrets.append(encoded.removingPercentEncoding ?? encoded)
         }
         return secrets.filter { !$0.isEmpty }
     }

@@ -125,9 +125,18 @@ struct OAuth2RefreshTokenRefresherTests {
         #expect(mock.recordedRequests.count == 1)
     }
 
-    @Test("a token error that echoes the refresh token or the client secret does not carry them into the error")
-    func echoedSecrets() async throws {
-        let (refresher, mock) = Self.refresher(secret: "s3cret")
+    @Test(
+        "a token error that echoes the refresh token or the client secret does not carry them into the error",
+        arguments: [false, true])
+    func echoedSecrets(basic: Bool) async throws {
+        var (refresher, mock) = Self.refresher(secret: "s3cret")
+        if basic {
+            let client: Client
+            (client, mock) = Fixtures.client()
+            refresher = OAuth2RefreshTokenRefresher(
+                client: client, path: F.tokenPath,
+                authentication: .clientSecretBasic(clientID: "app", clientSecret: "s3cret"), now: { F.start })
+        }
         mock.stub(
             .post, F.tokenPath,
             with: .json(

@@ -150,7 +150,11 @@ public actor Authenticator {
             if let flight, flight.version == credential.version {
                 return try await wait(for: flight.id)
             }
-            guard credential.expires(within: refreshWindow, of: now()) else { return credential }
+            // A credential a server rejected is renewed before it signs again (after a rejection that could not be
+            // replayed, or a refresh that failed): sent again, it would be rejected again.
+            guard credential.expires(within: refreshWindow, of: now()) || rejectedVersion == credential.version else {
+                return credential
+            }
             return try await startRefresh(of: credential)
         } catch  where canFallBack(to: credential, after: error) {
             return credential
@@ -180,6 +184,12 @@ public actor Authenticator {
             return try await wait(for: flight.id)
         }
         return try await startRefresh(of: credential)
+    }
+
+    /// Notes that a server rejected the credential with `version`, without renewing it now: for a rejected request
+    /// that cannot be replayed. The next ``validCredential()`` renews it first.
+    package func noteRejected(version: Int) {
+        if case .active(let credential) = session, credential.version == version { rejectedVersion = version }
     }
 
     /// A first credential from a ``TokenAcquirer`` refresher, in one flight for every caller; `nil` when the

@@ -51,18 +51,26 @@ public struct RefreshTokenDecision: Decision {
     /// `refreshToken`.
     public var name: String { "refreshToken" }
 
-    /// Applies once per call, to a rejection of a request this authenticator signed whose body can be re-sent.
+    /// Applies once per call, to a rejection of a request this authenticator signed.
     public func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool {
-        guard !isSpent, context.canResendBody, signingVersion(context) != nil else { return false }
+        guard !isSpent, signingVersion(context) != nil else { return false }
         return Self.isBearerRejection(response) || rejectedWhen(response)
     }
 
     /// Renews the credential (or picks up a newer one) and restarts the call with this decision spent.
     ///
+    /// A request whose body cannot be sent again (a one-shot stream) is not replayed: its rejection goes on to the
+    /// next decisions, and the authenticator notes the credential as rejected, so the next request renews it before
+    /// it is signed instead of being rejected with it too.
+    ///
     /// - Throws: ``CourierError/Code/reauthenticationRequired``, ``CourierError/Code/excessiveRefresh`` or the
     ///   refresh's transient error, at the ``CourierError/Stage/decide`` stage; `CancellationError`.
     public func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
         guard let version = signingVersion(context) else { return .continue(with: response) }
+        guard context.canResendBody else {
+            await authenticator.noteRejected(version: version)
+            return .continue(with: response)
+        }
         do {
             _ = try await authenticator.refresh(rejected: version)
         } catch var error as CourierError {

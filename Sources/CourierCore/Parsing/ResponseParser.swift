@@ -65,10 +65,19 @@ public struct JSONParser<Output: Decodable & Sendable>: ResponseParser {
             throw CourierError(
                 code: .decodingFailed,
                 stage: .parse,
-                message: "could not decode \(Output.self): \(DecodingErrorDescription(error))",
+                message: "could not decode \(Output.self): \(DecodingErrorDescription(error))"
+                    + Self.contentTypeNote(response.head.headerFields[.contentType], error: error),
                 underlyingError: error
             )
         }
+    }
+
+    /// For a body that is not JSON at all, what it is instead (a captive portal's HTML page, a proxy's error text):
+    /// the decoder says only "not valid JSON".
+    private static func contentTypeNote(_ contentType: String?, error: any Error) -> String {
+        guard case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty else { return "" }
+        guard let contentType, !contentType.lowercased().contains("json") else { return "" }
+        return " (the response's Content-Type is \(contentType.prefix(64)))"
     }
 }
 
@@ -81,8 +90,10 @@ public struct DataParser: ResponseParser {
     public func parse(_ response: ReceivedResponse, context: ParseContext) throws -> Data { response.body }
 }
 
-/// Decodes the body as text, in the charset its `Content-Type` names (UTF-8 when none; ISO-8859-1, US-ASCII
-/// and UTF-16 are understood).
+/// Decodes the body as text, in the charset its `Content-Type` names (UTF-8 when none; ISO-8859-1, US-ASCII,
+/// Windows-1252, UTF-16 and UTF-32, with or without their byte order, are understood). A body in another charset
+/// decodes only when it is plain ASCII, which every such charset shares; otherwise the parse fails, rather than
+/// reading its bytes as UTF-8.
 public struct StringParser: ResponseParser {
     /// Creates a string parser.
     public init() {}
@@ -94,10 +105,28 @@ public struct StringParser: ResponseParser {
         let charset = Self.charset(of: response.head.headerFields[.contentType])
         let encoding: String.Encoding
         switch charset {
-        case "iso-8859-1", "latin1", "iso_8859-1": encoding = .isoLatin1
+        case nil, "utf-8", "utf8": encoding = .utf8
+        case "iso-8859-1", "latin1", "iso_8859-1", "l1", "iso8859-1": encoding = .isoLatin1
         case "us-ascii", "ascii": encoding = .ascii
+        case "windows-1252", "cp1252": encoding = .windowsCP1252
         case "utf-16": encoding = .utf16
-        default: encoding = .utf8
+        case "utf-16le": encoding = .utf16LittleEndian
+        case "utf-16be": encoding = .utf16BigEndian
+        case "utf-32": encoding = .utf32
+        case "utf-32le": encoding = .utf32LittleEndian
+        case "utf-32be": encoding = .utf32BigEndian
+        case let other?:
+            // ASCII without NUL reads the same in every charset a server labels text with; anything else would
+            // be guessed (UTF-16 "hi" is valid UTF-8 "h\0i\0").
+            guard response.body.allSatisfy({ (0x01...0x7F).contains($0) }) else {
+                throw CourierError(
+                    code: .decodingFailed,
+                    stage: .parse,
+                    message: "the body's charset \"\(other.prefix(40))\" is not one StringParser decodes "
+                        + "(UTF-8, ISO-8859-1, US-ASCII, Windows-1252, UTF-16, UTF-32)"
+                )
+            }
+            encoding = .ascii
         }
         guard let text = String(data: response.body, encoding: encoding) else {
             throw CourierError(

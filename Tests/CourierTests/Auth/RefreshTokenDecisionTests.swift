@@ -112,6 +112,26 @@ struct RefreshTokenDecisionTests {
         #expect(try await shared.load()?.refreshToken == "refresh-2")
     }
 
+    @Test("a rejected one-shot upload is not replayed, but the next request renews the credential before it goes")
+    func oneShotRejectionRenewsForTheNext() async throws {
+        let harness = try await F.harness()
+        F.stubTokenEndpoint(harness.mock)
+        F.stubAPI(harness.mock, accepting: { "access-2" })
+        var upload = Probe(method: .put)
+        upload.body = .stream(DecisionFixtures.oneShotBody("once"))
+
+        let error = await expectCourierError { try await harness.client.send(upload) }
+        #expect(error?.response?.status.code == 401)
+        #expect(harness.tokenRequests.isEmpty)
+
+        var second = Probe(method: .put)
+        second.body = .stream(DecisionFixtures.oneShotBody("twice"))
+        #expect(try await harness.client.send(second) == "ok")
+        #expect(harness.tokenRequests.count == 1)
+        #expect(
+            harness.apiRequests.map { $0.head.headerFields[.authorization] } == ["Bearer access-1", "Bearer access-2"])
+    }
+
     @Test("a server that always answers 401 gets one refresh and one replay, then unacceptableStatus")
     func refreshesAtMostOncePerCall() async throws {
         let harness = try await F.harness()

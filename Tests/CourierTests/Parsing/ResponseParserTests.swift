@@ -69,6 +69,22 @@ struct ResponseParserTests {
         #expect(mock.recordedRequests.count == 1)
     }
 
+    @Test("a body that is not JSON says what it is instead (a captive portal's HTML page); a JSON one does not")
+    func notJSONNamesTheContentType() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(
+            .get, "/probe",
+            with: [
+                .text("<html>Sign in to Wi-Fi</html>", headerFields: [.contentType: "text/html"]),
+                .json(raw: #"{"hello": x}"#),
+            ])
+        let portal = try #require(await expectCourierError { try await client.send(DecodableRequest()) })
+        #expect(portal.code == .decodingFailed)
+        #expect(portal.message?.contains("Content-Type is text/html") == true, "\(portal)")
+        let broken = try #require(await expectCourierError { try await client.send(DecodableRequest()) })
+        #expect(broken.message?.contains("Content-Type") == false, "\(broken)")
+    }
+
     @Test("a parser's own error is wrapped as decodingFailed at parse, keeping the error")
     func parserErrorIsWrapped() async throws {
         let (client, mock) = Fixtures.client()

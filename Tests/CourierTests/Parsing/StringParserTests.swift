@@ -35,6 +35,27 @@ struct StringParserTests {
         #expect(try Self.parse(bytes, contentType: contentType) == "café")
     }
 
+    @Test(
+        "UTF-16 and UTF-32 without a byte order mark, and Windows-1252, decode in their charset",
+        arguments: [
+            ("utf-16le", [0x68, 0x00, 0x69, 0x00], "hi"), ("UTF-16BE", [0x00, 0x68, 0x00, 0x69], "hi"),
+            ("utf-32le", [0x68, 0, 0, 0, 0x69, 0, 0, 0], "hi"), ("windows-1252", [0x80, 0x41], "€A"),
+        ] as [(String, [UInt8], String)])
+    func moreCharsets(charset: String, bytes: [UInt8], text: String) throws {
+        #expect(try Self.parse(bytes, contentType: "text/plain; charset=\(charset)") == text)
+    }
+
+    @Test("a charset StringParser does not know decodes plain ASCII, and fails on anything else instead of guessing")
+    func unknownCharset() throws {
+        #expect(try Self.parse(Array("plain".utf8), contentType: "text/plain; charset=iso-8859-15") == "plain")
+        let error = try #require(throws: CourierError.self) {
+            // Valid UTF-8, but in KOI8-R these bytes are other letters: guessing UTF-8 would return the wrong text.
+            try Self.parse(Array("café".utf8), contentType: "text/plain; charset=koi8-r")
+        }
+        #expect(error.code == .decodingFailed)
+        #expect(error.message?.contains("koi8-r") == true)
+    }
+
     @Test("no Content-Type means UTF-8")
     func defaultsToUTF8() throws {
         #expect(try Self.parse(Array("naïve ✓".utf8), contentType: nil) == "naïve ✓")

@@ -208,14 +208,12 @@ struct Pipeline<R: Request>: Sendable {
                 }
             } catch let failure as TransferFailure {
                 slot?.release()
-                decisions = try await recover(
+                try await recover(
                     from: failure.error, outgoing: outgoing, decisions: decisions, attempt: attempt,
-                    restarts: restarts, deadline: deadline, state: state)
-                restarts += 1
-                continue
+                    restarts: restarts, deadline: deadline, restart: &restart, state: state)
             }
-            // Not input from outside: `settle` returns `nil` only after setting `restart` (an enum result would put the
-            // response, whatever its type's size, in this frame several times over).
+            // Not input from outside: `settle` and `recover` return without a value only after setting `restart` (an
+            // enum result would put the response, whatever its type's size, in this frame several times over).
             guard let restart else { preconditionFailure("settle returned neither a value nor a restart") }
             if let target = restart.target {
                 redirection = target
@@ -370,11 +368,13 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// A failure with no usable response: the first decision that handles transport failures (the retry policy)
-    /// may turn it into a restart. Not inlined, like `settle`: inlined into `attempts`, its locals would be in the
-    /// frame a call keeps while it waits for its answer, and it runs only after the wait, in the task allocator's
-    /// slabs the transport freed.
+    /// may turn it into a restart (to its redirection, when it has one: a fail-over to another host), or into
+    /// another error. Not inlined, like `settle`: inlined into `attempts`, its locals would be in the frame a call
+    /// keeps while it waits for its answer, and it runs only after the wait, in the task allocator's slabs the
+    /// transport freed.
     ///
-    /// - Returns: The decisions of the next attempt; throws `error` when nothing restarts the call.
+    /// Sets `restart`, which `attempts` then checks like a restart after a response (``checkRestart(_:of:redirection:)``);
+    /// throws `error` when nothing restarts the call, or a `.fail` action's error.
     @inline(never)
     private nonisolated(nonsending) func recover(
         from error: any Error,
@@ -383,8 +383,9 @@ struct Pipeline<R: Request>: Sendable {
         attempt: Int,
         restarts: Int,
         deadline: Moment?,
+        restart: inout Restart?,
         state: LockedBox<CallRecord>
-    ) async throws -> [any Decision] {
+    ) async throws {
         guard !(error is CancellationError), !Task.isCancelled,
             let index = decisions.firstIndex(where: { $0 is any TransportFailureDecision }),
             let recovering = decisions[index] as? any TransportFailureDecision
@@ -392,11 +393,21 @@ struct Pipeline<R: Request>: Sendable {
         let recoveryContext = decisionContext(
             for: outgoing, attempt: attempt, restarts: restarts, decisions: decisions, index: index,
             deadline: deadline)
-        guard case .restart(let next, _)? = try await recovering.recover(from: error, context: recoveryContext)
-        else { throw error }
-        state.withLock { $0.record(.decision, recovering.name, .restarted, attempt: attempt) }
-        guard restarts + 1 <= configuration.maxRestarts else { throw error }
-        return next
+        switch try await recovering.recover(from: error, context: recoveryContext) {
+        case .restart(let next, let target)?:
+            state.withLock { $0.record(.decision, recovering.name, .restarted, attempt: attempt) }
+            guard restarts + 1 <= configuration.maxRestarts else { throw error }
+            restart = Restart(next: next, target: target)
+        case .fail(let replacement)?:
+            state.withLock {
+                $0.stage = .decide
+                $0.record(.decision, recovering.name, .failed, attempt: attempt)
+            }
+            throw replacement
+        case .continue?, .done?, nil:
+            // No response to go on with or to parse: the failure stands.
+            throw error
+        }
     }
 
     /// Throws when a decision's restart cannot happen: past ``Client/Configuration/maxRestarts``, with a one-shot

@@ -139,8 +139,11 @@ public struct RetryDecision: Decision, TransportFailureDecision {
 
 /// A decision that can also handle a failure with no response (a lost connection, a timeout).
 ///
-/// When the transport throws, Courier asks the first such decision in the chain; a non-`nil` action (typically a
-/// restart) replaces the failure, `nil` lets it through.
+/// When the transport throws, Courier asks the first such decision in the chain:
+/// - `.restart` runs the call again, to its `redirection` when it has one (a fail-over to another host), under the
+///   same rules as a restart after a response (``Client/Configuration/maxRestarts``, no one-shot body sent twice);
+/// - `.fail` ends the call with its error instead of the transport's;
+/// - `nil`, `.continue` and `.done` let the failure through: there is no response to go on with or to parse.
 public protocol TransportFailureDecision: Decision {
     /// What to do about `error`, or `nil` to let it fail the call.
     func recover(from error: any Error, context: DecisionContext) async throws -> DecisionAction?

@@ -179,6 +179,56 @@ struct RetryDecisionTests {
         }
     }
 
+    /// Fails over to a backup host when the primary refuses the connection.
+    struct Failover: TransportFailureDecision {
+        var name: String { "failover" }
+        func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
+            .continue(with: response)
+        }
+        func recover(from error: any Error, context: DecisionContext) async throws -> DecisionAction? {
+            guard (error as? CourierError)?.code == .connectionRefused, context.request.authority == "api.example.com",
+                let backup = URL(string: "https://backup.example.com/probe")
+            else { return nil }
+            let target = Redirection(
+                url: backup, method: context.request.method, dropsBody: false, stripsCredentials: true)
+            return .restart(with: context.decisions(replacingCurrentWith: self), redirection: target)
+        }
+    }
+
+    /// Turns every transport failure into the app's own error.
+    struct Offline: TransportFailureDecision {
+        var name: String { "offline" }
+        func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
+            .continue(with: response)
+        }
+        func recover(from error: any Error, context: DecisionContext) async throws -> DecisionAction? {
+            .fail(DecisionFixtures.Failure(reason: "offline"))
+        }
+    }
+
+    @Test("a transport-failure decision's restart goes to its redirection (a fail-over), and its .fail error stands")
+    func transportFailureActions() async throws {
+        let (client, mock) = Fixtures.client { $0.decisions = [Failover()] }
+        mock.stub(.get, "/probe") { request in
+            if request.head.authority == "api.example.com" {
+                throw CourierError(code: .connectionRefused, stage: .transport, message: "refused")
+            }
+            return .text("backup ok")
+        }
+        #expect(try await client.send(Probe()) == "backup ok")
+        #expect(mock.recordedRequests.map(\.head.authority) == ["api.example.com", "backup.example.com"])
+
+        let (offlineClient, offlineMock) = Fixtures.client { $0.decisions = [Offline()] }
+        offlineMock.stub(.get, "/probe") { _ in
+            throw CourierError(code: .connectionRefused, stage: .transport, message: "refused")
+        }
+        let error = try #require(await expectCourierError { try await offlineClient.send(Probe()) })
+        #expect(error.code == .decisionFailed)
+        #expect(error.stage == .decide)
+        #expect(error.underlyingError as? DecisionFixtures.Failure == DecisionFixtures.Failure(reason: "offline"))
+        #expect(error.trace.description == "offline ✗")
+    }
+
     @Test("a custom condition decides what is retried")
     func customCondition() async throws {
         let (client, mock) = Fixtures.client()

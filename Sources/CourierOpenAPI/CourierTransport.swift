@@ -121,19 +121,29 @@
             return HTTPBody(live, length: length, iterationBehavior: .single)
         }
 
-        /// The client's server whose base URL is `baseURL`, or a server for `baseURL` in the client's environment.
+        /// The client's server whose base URL is `baseURL` (the same origin and path), or a server for `baseURL`
+        /// in the client's environment. Among several, the current environment's, else the first by name.
         func server(for baseURL: URL) -> Server {
-            let wanted = Self.normalized(baseURL)
-            if let known = client.servers.values.first(where: { Self.normalized($0.baseURL) == wanted }) {
-                return known
-            }
+            let wanted = BaseKey(baseURL)
+            let matching = client.servers.filter { BaseKey($0.value.baseURL) == wanted }
+            if let current = matching[client.environment] { return current }
+            if let known = matching.min(by: { "\($0.key)" < "\($1.key)" })?.value { return known }
             return Server(baseURL: baseURL, environment: client.environment)
         }
 
-        private static func normalized(_ url: URL) -> String {
-            var text = url.absoluteString
-            while text.hasSuffix("/") { text.removeLast() }
-            return text.lowercased()
+        /// A base URL as servers are told apart: its origin (scheme and host case-insensitive, the default port
+        /// filled in) and its path as written, without trailing slashes (paths are case-sensitive: `/API` is not
+        /// `/api`).
+        private struct BaseKey: Equatable {
+            let origin: Origin?
+            let path: String
+
+            init(_ url: URL) {
+                origin = Origin(url: url)
+                var path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+                while path.hasSuffix("/") { path.removeLast() }
+                self.path = path
+            }
         }
 
         /// The client, with the operation ID in its logger's metadata when the call's log line will be written.

@@ -19,6 +19,8 @@ struct CallRecord: Sendable {
     private(set) var earlierRequests: [HTTPRequest] = []
     /// The secrets of a ``CredentialBody`` request's body, set when the call fails.
     var bodySecrets: [String] = []
+    /// Whether the call waits for a slot of the client's `maxConcurrentRequests`.
+    var isQueued = false
     /// The call's events for monitors, or `nil` when the client has none.
     var events: CallEvents?
     /// Whether a live body ended (its lease counts its bytes in ``bodySize`` as they arrive).

@@ -157,10 +157,16 @@ struct Pipeline<R: Request>: Sendable {
                 return value
             }
             try Task.checkCancellation()
+            let (stage, isQueued, attempt) = state.withLock { ($0.stage, $0.isQueued, $0.attempt) }
+            // Queued for attempt 1, nothing was sent; for a later one, an earlier attempt reached the server.
+            let queued = attempt <= 1 ? ", and nothing was sent" : " for attempt \(attempt)"
             throw CourierError(
                 code: .timedOut,
-                stage: state.withLock { $0.stage },
-                message: "the call did not finish within its deadline of \(timeout)"
+                stage: stage,
+                message: isQueued
+                    ? "the call passed its deadline of \(timeout) while it waited for one of the client's "
+                        + "maxConcurrentRequests slots\(queued)"
+                    : "the call did not finish within its deadline of \(timeout)"
             )
         }
     }
@@ -187,7 +193,7 @@ struct Pipeline<R: Request>: Sendable {
 
             // A slot of the client's `maxConcurrentRequests` from before the adapters (so a waiting call is signed
             // when it goes) until the end of the attempt's decisions.
-            let slot = plan.limiter == nil ? nil : try await Slot(limiter: plan.limiter)
+            let slot = plan.limiter == nil ? nil : try await Slot(limiter: plan.limiter, state: state)
             // A step that throws gives the slot back with it (`Slot`'s deinit); the transport's failure gives it back
             // before a retry's back-off, and the decisions' end before the next attempt or the parse.
             let outgoing = try await prepare(
@@ -792,8 +798,14 @@ private struct TransferFailure: Error {
 final class Slot: Sendable {
     private let limiter: LockedBox<ConcurrencyLimiter?>
 
-    init(limiter: ConcurrencyLimiter?) async throws {
-        try await limiter?.acquire()
+    /// Waits for a slot of `limiter`; `state` says meanwhile that the call is queued (a deadline that passes then
+    /// says so: nothing was sent).
+    init(limiter: ConcurrencyLimiter?, state: LockedBox<CallRecord>) async throws {
+        if let limiter {
+            state.withLock { $0.isQueued = true }
+            defer { state.withLock { $0.isQueued = false } }
+            try await limiter.acquire()
+        }
         self.limiter = LockedBox(limiter)
     }
 

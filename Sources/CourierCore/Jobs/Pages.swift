@@ -25,6 +25,8 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
         private var target: NextPage<R>.Target?
         private var previous: Page<R>?
         private var number = 0
+        /// The pages fetched so far, by URL (origin and target): a link back to one of them is a cycle.
+        private var visited: [String: Int] = [:]
 
         init(pages: Pages) {
             self.pages = pages
@@ -46,6 +48,14 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
             switch current {
             case .request(let request): call = PageRequest(base: request, url: nil)
             case .url(let request, let url):
+                if let seen = visited[Self.key(url)] {
+                    throw CourierError(
+                        code: .unexpectedResponse,
+                        stage: .decide,
+                        message: "page \(number)'s next link goes back to page \(seen) "
+                            + "(\(Redactor.default.displayURL(url))): the pages form a cycle"
+                    )
+                }
                 // The first page's server: its pins, proxy and (on its origin) headers go with the linked page.
                 let first = try pages.client.server(for: request).0
                 call = PageRequest(
@@ -60,8 +70,16 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
                 url: Self.url(of: output.request),
                 number: number
             )
+            if let url = page.url { visited[Self.key(url)] = number }
             previous = page
             return page
+        }
+
+        /// `url` as pages are told apart: its origin (host case and default port ignored), path and query.
+        private static func key(_ url: URL) -> String {
+            let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+            let target = (components?.percentEncodedPath ?? "") + "?" + (components?.percentEncodedQuery ?? "")
+            return (Origin(url: url).map { "\($0)" } ?? "") + target
         }
 
         private static func url(of request: HTTPRequest) -> URL? {

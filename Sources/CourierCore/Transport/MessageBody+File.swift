@@ -18,6 +18,17 @@ extension MessageBody {
                 underlyingError: error
             )
         }
+        // Checked here, at adapt, not at the first read inside the transport: a directory stats fine (with a size),
+        // and an unreadable file too, and either then failed after the head went out, as a network error.
+        let isDirectory = (attributes[.type] as? FileAttributeType) == .typeDirectory
+        guard !isDirectory, FileManager.default.isReadableFile(atPath: url.path) else {
+            throw CourierError(
+                code: .invalidBody,
+                stage: .adapt,
+                message: "cannot read the file to upload at \(url.path): "
+                    + (isDirectory ? "it is a directory" : "permission denied")
+            )
+        }
         let size = (attributes[.size] as? NSNumber)?.int64Value
         return MessageBody(file: url, chunkSize: Swift.max(1, chunkSize), length: size.map { .known($0) } ?? .unknown)
     }

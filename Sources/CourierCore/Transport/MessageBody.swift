@@ -192,7 +192,9 @@ public struct MessageBody: AsyncSequence, Sendable {
             return try await box.collect(upTo: limit)
         }
         var data = Data()
-        if case .known(let count) = length { data.reserveCapacity(Int(count)) }
+        // At most 1 MiB ahead: the announced length comes from the server (a hostile `Content-Length` of 2^63 - 1
+        // under a limit of `.max` made the reservation trap), and the buffer grows as the bytes arrive.
+        if case .known(let count) = length { data.reserveCapacity(Int(Swift.min(count, 1 << 20))) }
         for try await chunk in self {
             guard data.count + chunk.count <= limit else {
                 throw CourierError.bodyTooLarge(limit: limit, announced: nil)

@@ -114,6 +114,32 @@ struct ConcurrencyLimiterTests {
         #expect(client.limiter?.waiting == 0)
     }
 
+    @Test("a deadline that passes while a call waits for a slot says so: nothing was sent")
+    func deadlineInTheQueue() async throws {
+        struct Timed: Request {
+            typealias Response = String
+            var path: String
+            var timeout: Duration?
+        }
+        let mock = MockTransport()
+        mock.stub(nil, "/stalled", with: .text("never", fault: .stall))
+        mock.stub(nil, "/late", with: .text("ok"))
+        var configuration = Client.Configuration()
+        configuration.maxConcurrentRequests = 1
+        let server = Server(baseURL: try #require(URL(string: "https://api.example.com")))
+        let client = Client(server: server, transport: mock, configuration: configuration)
+        let stalled = Task { try await client.send(Timed(path: "/stalled", timeout: nil)) }
+        while mock.recordedRequests.isEmpty { await Task.yield() }
+
+        let error = try #require(
+            await expectCourierError { try await client.send(Timed(path: "/late", timeout: .milliseconds(50))) })
+        #expect(error.code == .timedOut)
+        #expect(error.message?.contains("maxConcurrentRequests slots, and nothing was sent") == true, "\(error)")
+        #expect(mock.recordedRequests.count == 1)
+        stalled.cancel()
+        _ = try? await stalled.value
+    }
+
     @Test("a client switched to another environment shares the limit; a configured one has its own")
     func derivedClients() throws {
         var configuration = Client.Configuration()

@@ -26,6 +26,40 @@ struct TransferTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(name)")
     }
 
+    @Test("a directory given as the file to upload fails at adapt with invalidBody; nothing is sent")
+    func uploadOfADirectory() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.put, "/upload", with: .text("stored"))
+        let directory = Self.temporaryURL()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let error = await expectCourierError { try await client.send(Upload(file: directory)) }
+        #expect(error?.code == .invalidBody)
+        #expect(error?.stage == .adapt)
+        #expect(mock.recordedRequests.isEmpty)
+    }
+
+    @Test("an announced Content-Length far past what arrives reserves no such buffer, whatever the limit")
+    func hugeAnnouncedLength() async throws {
+        /// Announces 2^62 bytes and sends 3 (a hostile server under a request with no size limit).
+        struct Liar: Transport {
+            func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
+                let chunks = AsyncStream<ArraySlice<UInt8>> { continuation in
+                    continuation.yield([1, 2, 3])
+                    continuation.finish()
+                }
+                let body = MessageBody(chunks, length: .known(1 << 62), iterationBehavior: .single)
+                return TransportResponse(head: HTTPResponse(status: .ok), body: body)
+            }
+        }
+        let client = Client(
+            server: Fixtures.server, transport: Liar(),
+            configuration: Client.Configuration(maxResponseBodySize: .max))
+        let body = try await client.send(Probe<Data>(parse: { response, _ in response.body }))
+        #expect(body == Data([1, 2, 3]))
+    }
+
     @Test("a download streams into the destination file and bypasses the in-memory limit")
     func downloadToFile() async throws {
         let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })

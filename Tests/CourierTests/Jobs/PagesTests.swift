@@ -164,6 +164,27 @@ struct PagesTests {
         #expect(mock.recordedRequests.last?.head.authority == "cdn.example.net")
     }
 
+    @Test("links that lead back to a page already fetched end the sequence with an error, not an endless loop")
+    func linkCycle() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/numbers") { request in
+            // Page 2 links back to page 1, written differently (host case, default port).
+            request.head.path?.contains("next=2") == true
+                ? .json(raw: "[2]", headerFields: [link: "<https://API.example.com:443/numbers?per_page=2>; rel=next"])
+                : .json(raw: "[1]", headerFields: [link: "</numbers?next=2>; rel=next"])
+        }
+        var values: [[Int]] = []
+        let error = await expectCourierError {
+            for try await page in client.pages(of: ListNumbers(), next: .link()) {
+                values.append(page.value)
+                if values.count > 10 { break }
+            }
+        }
+        #expect(values == [[1], [2]])
+        #expect(error?.code == .unexpectedResponse)
+        #expect(mock.recordedRequests.count == 2)
+    }
+
     @Test("a link to another origin goes without the credential headers the request itself states")
     func linkToOtherOriginDropsRequestCredentials() async throws {
         struct Keyed: Request {

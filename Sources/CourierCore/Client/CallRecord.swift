@@ -98,7 +98,12 @@ struct CallRecord: Sendable {
             courierError.bodyExcerpt = redactor.excerpt(of: body, contentType: response?.headerFields[.contentType])
         }
         courierError.message = courierError.message.map { redactor.scrub($0, secrets: secrets) }
-        courierError.bodyExcerpt = courierError.bodyExcerpt.map { redactor.scrub($0, secrets: secrets) }
+        courierError.bodyExcerpt = courierError.bodyExcerpt.map { excerpt in
+            let scrubbed = redactor.scrub(excerpt, secrets: secrets)
+            // Cut short (the excerpt's 1 KiB of a longer body): a secret may have been cut in two.
+            let isCut = scrubbed.hasSuffix("…") || (body?.count ?? 0) > excerpt.utf8.count
+            return isCut ? secrets.scrubTail(scrubbed) : scrubbed
+        }
         if let underlying = courierError.underlyingError, !(underlying is CourierError) {
             courierError.scrubbedUnderlyingDescription = redactor.scrub("\(underlying)", secrets: secrets)
         }

@@ -51,6 +51,29 @@ extension Redactor {
             return text
         }
 
+        /// `text`, an excerpt cut short, with a trailing start of a secret (at least ``minimumLength`` characters)
+        /// replaced: ``scrub(_:)`` finds whole secrets only, and a token the cut went through kept its first part.
+        public func scrubTail(_ text: String) -> String {
+            guard !values.isEmpty, !text.isEmpty else { return text }
+            var body = Substring(text)
+            var ending = ""
+            if body.hasSuffix("…") {
+                body.removeLast()
+                ending = "…"
+            }
+            while body.hasSuffix("\u{FFFD}") { body.removeLast() }  // a character the cut went through
+            for form in forms {
+                var count = form.count - 1
+                while count >= Self.minimumLength {
+                    if body.hasSuffix(form.prefix(count)) {
+                        return String(body.dropLast(count)) + Redactor.placeholder + ending
+                    }
+                    count -= 1
+                }
+            }
+            return text
+        }
+
         /// Every form of every secret, longest first so that a longer form is replaced before a part of it.
         var forms: [String] {
             var forms: Set<String> = []

@@ -24,15 +24,27 @@ public struct Redactor: Hashable, Sendable {
 
     /// Header names whose values are secrets.
     public var sensitiveHeaderNames: Set<HTTPField.Name>
-    /// Query, form and JSON keys (compared case-insensitively) whose values are secrets.
+    /// Query, form and JSON keys (compared case-insensitively) whose values are secrets. Each is also kept without
+    /// its `_` and `-`, so that `access_token` covers `accessToken` and `AccessToken` (JSON APIs such as AWS
+    /// Cognito's spell their keys so).
     public var sensitiveQueryKeys: Set<String> {
-        didSet { sensitiveQueryKeys = Set(sensitiveQueryKeys.map { $0.lowercased() }) }
+        didSet { sensitiveQueryKeys = Self.normalized(sensitiveQueryKeys) }
     }
 
     /// Creates a redactor.
     public init(sensitiveHeaderNames: Set<HTTPField.Name>, sensitiveQueryKeys: Set<String>) {
         self.sensitiveHeaderNames = sensitiveHeaderNames
-        self.sensitiveQueryKeys = Set(sensitiveQueryKeys.map { $0.lowercased() })
+        self.sensitiveQueryKeys = Self.normalized(sensitiveQueryKeys)
+    }
+
+    /// `keys` lowercased, each also without its separators.
+    private static func normalized(_ keys: Set<String>) -> Set<String> {
+        Set(keys.flatMap { key in [key.lowercased(), withoutSeparators(key.lowercased())] })
+    }
+
+    /// `key` without `_` and `-`.
+    private static func withoutSeparators(_ key: String) -> String {
+        key.contains(where: { $0 == "_" || $0 == "-" }) ? key.filter { $0 != "_" && $0 != "-" } : key
     }
 
     /// The default redactor: ``defaultSensitiveHeaderNames`` and ``defaultSensitiveQueryKeys``.
@@ -94,7 +106,9 @@ public struct Redactor: Hashable, Sendable {
     /// Whether the value of query or form key `key` is a secret (whatever the other keys; see
     /// ``oauthContextKeys`` for `code`).
     public func isSensitive(queryKey key: some StringProtocol) -> Bool {
-        sensitiveQueryKeys.contains(key.lowercased())
+        let lowercased = key.lowercased()
+        return sensitiveQueryKeys.contains(lowercased)
+            || sensitiveQueryKeys.contains(Self.withoutSeparators(lowercased))
     }
 
     /// Whether the value under `key` is a secret in a query, form or JSON object that also has `siblings`.

@@ -1,4 +1,5 @@
 import Courier
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Logging
@@ -170,5 +171,41 @@ struct RedactorSecretsTests {
             let line = "\(event.message) \(merged) \(event.error.map { "\($0)" } ?? "")"
             lines.update { $0.append(line) }
         }
+    }
+}
+
+/// Secrets at the edges: cut in two by the body excerpt, and under camelCase keys.
+@Suite("Redactor: secrets cut short or spelled otherwise", .timeLimit(.minutes(1)))
+struct RedactorEdgeTests {
+    static let token = "PLANTED-bearer-0123456789abcdef"
+
+    @Test("a token the 1 KiB excerpt cuts through leaves none of its characters in the error", arguments: [6, 12, 20])
+    func tokenCutByTheExcerpt(kept: Int) async throws {
+        let (client, mock) = Fixtures.client { $0.adapters.append(.bearer { Self.token }) }
+        // An error page echoing the request's headers, the token starting `kept` characters before byte 1024.
+        let prefix = String(repeating: "x", count: 1024 - kept)
+        mock.stub(.get, "/probe", with: .text(prefix + Self.token + " and more", status: 400))
+
+        let error = try #require(await expectCourierError { try await client.send(Probe()) })
+
+        let excerpt = try #require(error.bodyExcerpt)
+        #expect(!excerpt.contains("PLANTED"), "\(excerpt.suffix(40))")
+        #expect(excerpt.hasSuffix(Redactor.placeholder))
+    }
+
+    @Test(
+        "camelCase and PascalCase spellings of sensitive keys are sensitive",
+        arguments: [
+            "accessToken", "AccessToken", "refreshToken", "IdToken", "clientSecret", "sessionId",
+        ])
+    func camelCaseKeys(key: String) async throws {
+        #expect(Redactor.default.isSensitive(queryKey: key))
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .json(raw: #"{"\#(key)":"PLANTED-\#(key)","name":"ada"}"#, status: 400))
+        let error = try #require(await expectCourierError { try await client.send(Probe()) })
+        let excerpt = try #require(error.bodyExcerpt)
+        #expect(!excerpt.contains("PLANTED"), "\(excerpt)")
+        #expect(excerpt.contains("ada"))
+        #expect(!Redactor.default.isSensitive(queryKey: "name"))
     }
 }

@@ -223,10 +223,14 @@ extension Redactor {
     }
 
     private func collectQuery(inURL text: String, into secrets: inout Secrets) {
-        guard let mark = text.firstIndex(of: "?") else { return }
-        var query = text[text.index(after: mark)...]
-        if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
-        collectPairs(query, into: &secrets)
+        var main = Substring(text)
+        if let hash = text.firstIndex(of: "#") {
+            main = text[..<hash]
+            // An OAuth implicit or fragment-mode answer (`#access_token=…&state=…`) is form-encoded too.
+            collectPairs(text[text.index(after: hash)...], into: &secrets)
+        }
+        guard let mark = main.firstIndex(of: "?") else { return }
+        collectPairs(main[main.index(after: mark)...], into: &secrets)
     }
 
     private func collectPairs(_ encoded: some StringProtocol, into secrets: inout Secrets) {

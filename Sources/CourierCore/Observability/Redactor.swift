@@ -151,9 +151,17 @@ public struct Redactor: Hashable, Sendable {
         return request
     }
 
-    /// `path` (with its query) with sensitive query values replaced.
+    /// `path` (with its query) with sensitive query values replaced; in a URL reference with a fragment, the
+    /// fragment's `key=value` pairs too (an OAuth implicit or fragment-mode answer: `#access_token=…&state=…`).
     public func redactQuery(inPath path: String) -> String {
-        guard let mark = path.firstIndex(of: "?") else { return path }
+        guard let hash = path.firstIndex(of: "#") else { return redactQuery(beforeFragment: Substring(path)) }
+        let fragment = path[path.index(after: hash)...]
+        return redactQuery(beforeFragment: path[..<hash]) + "#"
+            + (fragment.contains("=") ? redactPairs(fragment) : String(fragment))
+    }
+
+    private func redactQuery(beforeFragment path: Substring) -> String {
+        guard let mark = path.firstIndex(of: "?") else { return String(path) }
         let query = path[path.index(after: mark)...]
         return String(path[...mark]) + redactPairs(query)
     }
@@ -215,9 +223,12 @@ public struct Redactor: Hashable, Sendable {
         return result + rest
     }
 
-    /// The range of `userinfo@` in an absolute URL (`scheme://userinfo@host/…`), if it has one.
+    /// The range of `userinfo@` in an absolute URL (`scheme://userinfo@host/…`) or a scheme-relative one
+    /// (`//userinfo@host/…`), if it has one.
     static func userinfoRange(in text: String) -> Range<String.Index>? {
-        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let authorityStart =
+            text.hasPrefix("//") ? text.startIndex..<text.index(text.startIndex, offsetBy: 2) : text.range(of: "://")
+        guard let schemeEnd = authorityStart else { return nil }
         let authorityEnd = text[schemeEnd.upperBound...].firstIndex(where: { "/?#".contains($0) }) ?? text.endIndex
         guard let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") else { return nil }
         return schemeEnd.upperBound..<text.index(after: at)

@@ -94,6 +94,8 @@ struct PlantedSecretTests {
         case redirectToHTTP
         case redirectToOtherScheme
         case redirectWithUserinfo
+        case redirectWithFragmentToken
+        case redirectSchemeRelativeUserinfo
         case redirectLimit
         case unacceptableStatusEchoingText
         case unacceptableStatusEchoingJSON
@@ -112,7 +114,9 @@ struct PlantedSecretTests {
             case .unstubbedRequest: .unexpectedResponse
             case .redirectLoop: .redirectCycle
             case .redirectToHTTP: .insecureRedirect
-            case .redirectToOtherScheme, .redirectWithUserinfo: .invalidRedirect
+            case .redirectToOtherScheme, .redirectWithUserinfo, .redirectWithFragmentToken,
+                .redirectSchemeRelativeUserinfo:
+                .invalidRedirect
             case .redirectLimit: .redirectLimit
             case .unacceptableStatusEchoingText, .unacceptableStatusEchoingJSON: .unacceptableStatus
             case .decodingFailure: .decodingFailed
@@ -204,6 +208,14 @@ struct PlantedSecretTests {
                 .post, "/probe",
                 with: .status(302, headerFields: [.location: "https://ada:\(userinfo)@b.example.com/x?\(location)"])
             )
+        case .redirectWithFragmentToken:
+            // An OAuth implicit-flow answer: the token in the fragment of a URL for the app.
+            mock.stub(
+                .post, "/probe",
+                with: .status(302, headerFields: [.location: "myapp://cb#access_token=\(accessToken)&state=x"]))
+        case .redirectSchemeRelativeUserinfo:
+            mock.stub(
+                .post, "/probe", with: .status(302, headerFields: [.location: "//ada:\(userinfo)@b.example.com/x"]))
         case .redirectLimit, .tooManyRestarts:
             mock.stub(.post, "/probe", with: .status(302, headerFields: [.location: "/r1?\(location)"]))
             mock.stub(.get, "/r1", with: .status(302, headerFields: [.location: "/r2?\(location)"]))

@@ -287,10 +287,13 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                 in: .whitespaces)
             guard type?.lowercased() == "text/event-stream" else {
                 isFinished = true
+                // Built after the call ended, so not through the call's redaction: its head is redacted here.
+                var head = live.head
+                head.headerFields = source.client.configuration.redactor.redact(head.headerFields)
                 throw CourierError(
                     code: .unexpectedResponse, stage: .parse,
                     message: "the response is \(type ?? "without a Content-Type"), not text/event-stream",
-                    response: live.head)
+                    response: head)
             }
             body = live.makeAsyncIterator()
             skippingReplays = connections > 1

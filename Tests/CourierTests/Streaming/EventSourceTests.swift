@@ -47,6 +47,18 @@ struct EventSourceTests {
         #expect(resumed?.head.headerFields[HTTPField.Name("Last-Event-ID")!] == "2")
     }
 
+    @Test("a response that is not an event stream fails with unexpectedResponse, its Set-Cookie redacted")
+    func notAnEventStream() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/notifications", with: .json(raw: "{}", headerFields: [.setCookie: "sid=PLANTED-sid"]))
+        let error = await expectCourierError {
+            for try await _ in Self.client(mock).events(Notifications()) {}
+        }
+        #expect(error?.code == .unexpectedResponse)
+        #expect(error?.response?.headerFields[.setCookie] == Redactor.placeholder)
+        #expect(!"\(String(describing: error))".contains("PLANTED"))
+    }
+
     @Test("a server whose IDs restarted (new data under IDs already delivered) loses no event after a reconnect")
     func reusedIDsWithNewData() async throws {
         let mock = MockTransport()

@@ -340,15 +340,14 @@
         @inline(never)
         private static func checkCodings(_ head: HTTPResponse) throws {
             try ContentCodings.check(head)
-            if let first = ContentCodings.firstListed(in: head), !ContentCodings.decodable.contains(String(first)),
-                !ContentCodings.codings(of: head).isEmpty
-            {
-                let listed = head.headerFields[.contentEncoding] ?? ""
+            // Past the check, at most one coding besides `identity`, and NIO decodes it: unless it is not first.
+            let listed = ContentCodings.listed(in: head)
+            if listed.first == "identity", listed.contains(where: { $0 != "identity" }) {
+                let field = head.headerFields[.contentEncoding] ?? ""
                 throw CourierError(
                     code: .unsupported,
                     stage: .transport,
-                    message:
-                        "unsupported: the response's content codings \"\(listed.prefix(64))\" list \(first.prefix(32)) "
+                    message: "unsupported: the response's content codings \"\(field.prefix(64))\" list identity "
                         + "first, and AsyncHTTPClient decodes only a gzip or deflate coding listed first",
                     response: head
                 )

@@ -22,10 +22,11 @@ extension URLSessionTransport {
         func failure(_ code: CourierError.Code, _ message: String) -> CourierError {
             CourierError(code: code, stage: .transport, message: message, response: response, underlyingError: error)
         }
-        if response == nil, let (code, message) = tlsFailure(in: errorTexts(urlError)) {
+        let texts = errorTexts(urlError)
+        if response == nil, let (code, message) = tlsFailure(in: texts) {
             return failure(code, message)
         }
-        if response == nil, let (code, message) = socketFailure(in: errorTexts(urlError)) {
+        if response == nil, let (code, message) = socketFailure(in: texts) {
             return failure(code, message)
         }
         switch urlError.code {
@@ -53,11 +54,11 @@ extension URLSessionTransport {
         case .clientCertificateRejected, .clientCertificateRequired:
             return failure(.clientCertificateRejected, "the server rejected the client certificate")
         case .networkConnectionLost, .unknown, .cannotParseResponse, .badServerResponse:
-            if Self.mentionsContentEncoding(urlError) {
+            if texts.contains(where: { $0.contains("content encoding") }) {
                 // libcurl refuses a chain of more than 5 codings, or one it does not know, before the head.
                 return failure(.unsupported, "unsupported: the response's content codings cannot be decoded")
             }
-            if Self.mentionsCorruptCoding(urlError) {
+            if texts.contains(where: { $0.contains("content unencoding") }) {
                 // zlib refused the data ("Error while processing content unencoding: invalid block type"): the
                 // server's body is at fault, and sending the request again would get the same bytes.
                 return failure(
@@ -78,20 +79,8 @@ extension URLSessionTransport {
         }
     }
 
-    /// Whether libcurl's error text (kept by FoundationNetworking in the error's user info) is about content
-    /// codings ("Reject response due to more than 5 content encodings", "Unrecognized content encoding type").
-    static func mentionsContentEncoding(_ error: URLError) -> Bool {
-        errorTexts(error).contains { $0.contains("content encoding") }
-    }
-
-    /// Whether libcurl's error text says the body's coding could not be decoded ("Error while processing content
-    /// unencoding: …").
-    static func mentionsCorruptCoding(_ error: URLError) -> Bool {
-        errorTexts(error).contains { $0.contains("content unencoding") }
-    }
-
     /// The error's texts, lowercased: its description and its underlying error's (FoundationNetworking keeps
-    /// libcurl's message there).
+    /// libcurl's message there: "Unrecognized content encoding type", "Error while processing content unencoding").
     static func errorTexts(_ error: URLError) -> [String] {
         var texts: [String] = [error.localizedDescription]
         if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {

@@ -108,7 +108,9 @@ struct OAuth2TokenRequest: Request, CredentialBody {
     var cachePolicy: CachePolicy { .bypass }
     var decisions: [any Decision] { [] }
     var parser: any ResponseParser<OAuth2TokenResponse> {
-        OAuth2TokenResponseParser(grant: form["grant_type"] ?? "", secrets: bodySecrets)
+        var secrets = Redactor.Secrets()
+        for secret in bodySecrets { secrets.insert(secret) }
+        return OAuth2TokenResponseParser(grant: form["grant_type"] ?? "", secrets: secrets)
     }
 
     /// The secrets this request carries (a refresh token, a client secret, a code, a password): what an error
@@ -183,8 +185,8 @@ struct OAuth2TokenResponseParser: ResponseParser {
     /// The request's `grant_type`, which decides what `invalid_grant` means.
     let grant: String
     /// The secrets the request sent, replaced in the server's `error_description` and `error_uri` (servers echo
-    /// them: "Invalid refresh token: <token>").
-    var secrets: [String] = []
+    /// them: "Invalid refresh token: <token>"), in every form the redactor knows.
+    var secrets = Redactor.Secrets()
 
     private struct ErrorBody: Decodable {
         let error: String
@@ -200,7 +202,9 @@ struct OAuth2TokenResponseParser: ResponseParser {
 
     func parse(_ response: ReceivedResponse, context: ParseContext) throws -> OAuth2TokenResponse {
         guard response.status.kind == .successful else { throw failure(for: response) }
-        if let error = errorAnswer(in: response) { throw error }
+        if let tokenError = tokenError(in: response), let error = outcome(of: tokenError, response: response) {
+            throw error
+        }
         do {
             let token = try JSONDecoder().decode(OAuth2TokenResponse.self, from: response.body)
             guard !token.accessToken.isEmpty else {
@@ -224,7 +228,7 @@ struct OAuth2TokenResponseParser: ResponseParser {
     private func failure(for response: ReceivedResponse) -> CourierError {
         let code = response.status.code
         let tokenError = tokenError(in: response)
-        if (400..<500).contains(code), let mapped = errorAnswer(in: response) {
+        if (400..<500).contains(code), let tokenError, let mapped = outcome(of: tokenError, response: response) {
             return mapped
         }
         return CourierError(
@@ -239,10 +243,8 @@ struct OAuth2TokenResponseParser: ResponseParser {
     /// The outcome of the body's §5.2 error, when its code maps to one. Also for a 2xx answer that carries an error
     /// instead of a token (`200 {"error": "invalid_grant"}`, as some providers answer): the same error as on a 400,
     /// not a malformed token response, which would count as transient and keep a dead grant alive.
-    private func errorAnswer(in response: ReceivedResponse) -> CourierError? {
-        guard let tokenError = tokenError(in: response), let mapped = tokenError.code(forGrant: grant) else {
-            return nil
-        }
+    private func outcome(of tokenError: OAuth2TokenError, response: ReceivedResponse) -> CourierError? {
+        guard let mapped = tokenError.code(forGrant: grant) else { return nil }
         return CourierError(
             code: mapped,
             stage: .decide,
@@ -257,16 +259,11 @@ struct OAuth2TokenResponseParser: ResponseParser {
     private func tokenError(in response: ReceivedResponse) -> OAuth2TokenError? {
         guard let body = try? JSONDecoder().decode(ErrorBody.self, from: response.body) else { return nil }
         return OAuth2TokenError(
-            error: Self.printable(scrubbed(body.error), limit: 64),
-            errorDescription: body.errorDescription.map { Self.printable(scrubbed($0), limit: 200) },
-            errorURI: body.errorURI.map { Self.printable(scrubbed($0), limit: 200) },
+            error: Self.printable(secrets.scrub(body.error), limit: 64),
+            errorDescription: body.errorDescription.map { Self.printable(secrets.scrub($0), limit: 200) },
+            errorURI: body.errorURI.map { Self.printable(secrets.scrub($0), limit: 200) },
             status: response.status.code
         )
-    }
-
-    /// `text` with every secret the request sent replaced by ``Redactor/placeholder``.
-    private func scrubbed(_ text: String) -> String {
-        secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: Redactor.placeholder) }
     }
 
     private static func message(for code: CourierError.Code, _ error: OAuth2TokenError, grant: String) -> String {

@@ -114,7 +114,7 @@ extension MultipartFormData {
         }
 
         private static func fileBody(_ url: URL, name: String) throws -> MessageBody {
-            func unreadable(_ reason: String, _ error: (any Error)? = nil) -> CourierError {
+            let size = try MessageBody.uploadableFileSize(at: url) { reason, error in
                 CourierError(
                     code: .invalidBody,
                     stage: .adapt,
@@ -122,19 +122,6 @@ extension MultipartFormData {
                     underlyingError: error
                 )
             }
-            let attributes: [FileAttributeKey: Any]
-            do {
-                attributes = try FileManager.default.attributesOfFile(at: url)
-            } catch {
-                throw unreadable("no such file or no access", error)
-            }
-            if let type = attributes[.type] as? FileAttributeType, type == .typeDirectory {
-                throw unreadable("it is a directory")
-            }
-            guard FileManager.default.isReadableFile(atPath: url.path) else {
-                throw unreadable("permission denied")
-            }
-            let size = (attributes[.size] as? NSNumber)?.int64Value
             return MessageBody(
                 FileChunks(url: url, chunkSize: MultipartChunks.chunkSize),
                 length: size.map { .known($0) } ?? .unknown,

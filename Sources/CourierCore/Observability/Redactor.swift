@@ -106,9 +106,8 @@ public struct Redactor: Hashable, Sendable {
     /// Whether the value of query or form key `key` is a secret (whatever the other keys; see
     /// ``oauthContextKeys`` for `code`).
     public func isSensitive(queryKey key: some StringProtocol) -> Bool {
-        let lowercased = key.lowercased()
-        return sensitiveQueryKeys.contains(lowercased)
-            || sensitiveQueryKeys.contains(Self.withoutSeparators(lowercased))
+        // The set holds every key without its separators too, so that form alone decides.
+        sensitiveQueryKeys.contains(Self.withoutSeparators(key.lowercased()))
     }
 
     /// Whether the value under `key` is a secret in a query, form or JSON object that also has `siblings`.

@@ -13,29 +13,21 @@ package enum ContentCodings {
     /// undecoded.
     package static let decodable: Set<String> = ["gzip", "deflate"]
 
-    /// The response's first listed coding, lowercased, `identity` included: the one NIO's decompressor looks at.
-    package static func firstListed(in head: HTTPResponse) -> Substring? {
-        for value in head.headerFields[values: .contentEncoding] {
-            for coding in value.split(separator: ",") {
-                let trimmed = coding.trimmingASCIISpaces()
-                if !trimmed.isEmpty { return Substring(trimmed.lowercased()) }
-            }
-        }
-        return nil
-    }
-
     /// The response's codings in order, lowercased, `identity` left out.
     package static func codings(of head: HTTPResponse) -> [Substring] {
-        var codings: [Substring] = []
+        listed(in: head).filter { $0 != "identity" }
+    }
+
+    /// The response's codings in order, lowercased, `identity` included (NIO's decompressor looks at the first).
+    package static func listed(in head: HTTPResponse) -> [Substring] {
+        var listed: [Substring] = []
         for value in head.headerFields[values: .contentEncoding] {
             for coding in value.split(separator: ",") {
                 let trimmed = coding.trimmingASCIISpaces()
-                if !trimmed.isEmpty, trimmed.lowercased() != "identity" {
-                    codings.append(Substring(trimmed.lowercased()))
-                }
+                if !trimmed.isEmpty { listed.append(Substring(trimmed.lowercased())) }
             }
         }
-        return codings
+        return listed
     }
 
     /// Throws ``CourierError/Code/unsupported`` unless the response has at most one coding, from `decodable`.

@@ -7,30 +7,37 @@ extension MessageBody {
     ///
     /// - Throws: ``CourierError/Code/invalidBody`` when the file cannot be read.
     public static func file(at url: URL, chunkSize: Int = 64 * 1024) throws -> MessageBody {
+        let size = try uploadableFileSize(at: url) { reason, error in
+            CourierError(
+                code: .invalidBody,
+                stage: .adapt,
+                message: "cannot read the file to upload at \(url.path): \(reason)",
+                underlyingError: error
+            )
+        }
+        return MessageBody(file: url, chunkSize: Swift.max(1, chunkSize), length: size.map { .known($0) } ?? .unknown)
+    }
+
+    /// The size of the file at `url` (following links), once it is known to be uploadable: it exists, is not a
+    /// directory and is readable. Checked when the request is adapted, not at the first read inside the transport:
+    /// a directory stats fine (with a size), and an unreadable file too, and either then failed after the head went
+    /// out, as a network error.
+    ///
+    /// - Parameter failure: The error for a `reason` the file cannot be uploaded, and the error underneath.
+    package static func uploadableFileSize(
+        at url: URL, failure: (_ reason: String, _ error: (any Error)?) -> CourierError
+    ) throws -> Int64? {
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfFile(at: url)
         } catch {
-            throw CourierError(
-                code: .invalidBody,
-                stage: .adapt,
-                message: "cannot read the file to upload at \(url.path)",
-                underlyingError: error
-            )
+            throw failure("no such file or no access", error)
         }
-        // Checked here, at adapt, not at the first read inside the transport: a directory stats fine (with a size),
-        // and an unreadable file too, and either then failed after the head went out, as a network error.
-        let isDirectory = (attributes[.type] as? FileAttributeType) == .typeDirectory
-        guard !isDirectory, FileManager.default.isReadableFile(atPath: url.path) else {
-            throw CourierError(
-                code: .invalidBody,
-                stage: .adapt,
-                message: "cannot read the file to upload at \(url.path): "
-                    + (isDirectory ? "it is a directory" : "permission denied")
-            )
+        if let type = attributes[.type] as? FileAttributeType, type == .typeDirectory {
+            throw failure("it is a directory", nil)
         }
-        let size = (attributes[.size] as? NSNumber)?.int64Value
-        return MessageBody(file: url, chunkSize: Swift.max(1, chunkSize), length: size.map { .known($0) } ?? .unknown)
+        guard FileManager.default.isReadableFile(atPath: url.path) else { throw failure("permission denied", nil) }
+        return (attributes[.size] as? NSNumber)?.int64Value
     }
 }
 

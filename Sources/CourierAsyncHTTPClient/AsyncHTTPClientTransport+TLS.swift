@@ -134,7 +134,7 @@
                 throw error
             } catch {
                 throw CourierError(
-                    code: .invalidBody,
+                    code: .invalidConfiguration,
                     stage: .transport,
                     message: "the TLS options cannot be used: \(error)",
                     underlyingError: error

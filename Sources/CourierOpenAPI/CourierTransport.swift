@@ -27,7 +27,7 @@
     ///   refreshed before the generated code sees the last response.
     /// - **Bodies.** A request body streams to the server as the generated code produced it (its length, when
     ///   known, becomes `Content-Length`); a body that can be iterated only once is never re-sent, so a retry or a
-    ///   307 redirect of it fails with `CourierError.Code.bodyNotReplayable`. A response body streams with
+    ///   307 redirect of it is not made and that response reaches the generated code. A response body streams with
     ///   backpressure as the generated code reads it, unless the operation is in
     ///   ``Configuration/bufferedOperationIDs``.
     /// - **Errors.** A Courier failure is thrown as the redacted `CourierError`, which the runtime wraps in a

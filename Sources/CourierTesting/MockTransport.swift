@@ -103,6 +103,17 @@ public final class MockTransport: Transport {
             body = try await requestBody.collect(upTo: Int.max)
         }
         let recorded = RecordedRequest(head: request.head, body: body, attempt: context.attempt)
+        // As the real transports do: a body that produced another number of bytes than it declared (and than the
+        // `Content-Length` the validator set from it) fails the send, recorded but not answered.
+        if let body, case .known(let declared) = request.body?.length, declared != Int64(body.count) {
+            state.withLock { $0.recorded.append(recorded) }
+            throw CourierError(
+                code: .invalidBody,
+                stage: .transport,
+                message: "the request body's length does not match the length it declared: it produced "
+                    + "\(body.count) bytes, and declared \(declared)"
+            )
+        }
         let match = state.withLock { state -> Match in
             state.recorded.append(recorded)
             if let index = state.routes.firstIndex(where: { $0.matches(recorded) }) {
@@ -120,10 +131,10 @@ public final class MockTransport: Transport {
             throw CourierError(
                 code: .unexpectedResponse,
                 stage: .transport,
-                message: "MockTransport has no stub for this request: \(request.cURLDescription(redactor: .default))"
+                message: "MockTransport has no stub for this request: \(Self.describe(request))"
             )
         }
-        return try await answer(with: response)
+        return try await answer(with: response, to: request.head.method)
     }
 
     private enum Match {
@@ -132,7 +143,18 @@ public final class MockTransport: Transport {
         case none
     }
 
-    private func answer(with response: MockResponse) async throws -> TransportResponse {
+    /// The unmatched request, as a cURL command line without its body (a body may hold secrets no redactor knows
+    /// of, and this message reaches logs): its size instead.
+    private static func describe(_ request: OutgoingRequest) -> String {
+        let line = OutgoingRequest(head: request.head).cURLDescription(redactor: .default)
+        guard let body = request.body else { return line }
+        switch body.length {
+        case .known(let count): return line + " # body of \(count) bytes not shown"
+        case .unknown: return line + " # streamed body not shown"
+        }
+    }
+
+    private func answer(with response: MockResponse, to method: HTTPRequest.Method) async throws -> TransportResponse {
         if let delay = response.delay {
             try await clock.sleep(for: delay, tolerance: nil)
         }
@@ -146,46 +168,59 @@ public final class MockTransport: Transport {
         }
         try Task.checkCancellation()
         let head = HTTPResponse(status: response.status, headerFields: response.headerFields)
-        return TransportResponse(head: head, body: Self.body(for: response))
+        return TransportResponse(head: head, body: try Self.body(for: response, head: head, method: method))
     }
 
-    private static func body(for response: MockResponse) -> MessageBody {
-        let bytes = [UInt8](response.body)
-        switch response.fault {
-        case .resetMidBody(let count):
-            let prefix = Array(bytes.prefix(count))
-            let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
-                if !prefix.isEmpty { continuation.yield(ArraySlice(prefix)) }
-                continuation.finish(
-                    throwing: CourierError(
-                        code: .connectionFailed,
+    /// The body a real transport would hand over for `response`: framed by its head as every transport frames it
+    /// (``ResponseFraming``: no body for a HEAD, 1xx, 204 or 304; conflicting framing and codings no transport decodes
+    /// refused; a body shorter than its `Content-Length` ends with `truncatedResponse`, a longer one is cut there),
+    /// read once, and read in the reading task, so that cancelling it fails the next read.
+    ///
+    /// A stub's body is the bytes as the transport delivers them: with a `Content-Encoding`, the decoded bytes.
+    private static func body(for response: MockResponse, head: HTTPResponse, method: HTTPRequest.Method) throws
+        -> MessageBody
+    {
+        let framing = try ResponseFraming(of: head, method: method)
+        var count = response.chunks.reduce(0) { $0 + $1.count }
+        var ending = MockBody.Ending.end
+        if let expected = framing.expectedLength {
+            if Int64(count) > expected {
+                count = Int(expected)
+            } else if Int64(count) < expected {
+                ending = .fail(
+                    CourierError(
+                        code: .truncatedResponse,
                         stage: .transport,
-                        message: "connection reset by peer after \(prefix.count) body bytes (MockFault.resetMidBody)"
-                    )
-                )
+                        message: "truncated: received \(count) of \(expected) bytes",
+                        response: head
+                    ))
             }
-            return MessageBody(stream, length: .known(Int64(bytes.count)), iterationBehavior: .single)
-        case .stallBody(let count):
-            let prefix = Array(bytes.prefix(count))
-            let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
-                if !prefix.isEmpty { continuation.yield(ArraySlice(prefix)) }
-                let waiter = Task {
-                    do {
-                        try await suspendUntilCancelled()
-                    } catch {
-                        continuation.finish(throwing: error)
-                    }
-                }
-                continuation.onTermination = { _ in waiter.cancel() }
-            }
-            return MessageBody(stream, length: .known(Int64(bytes.count)), iterationBehavior: .single)
-        default:
-            let chunks = response.chunks.map { ArraySlice([UInt8]($0)) }
-            if chunks.count <= 1 { return MessageBody(bytes) }
-            let length: MessageBody.Length =
-                response.headerFields[.contentLength] != nil ? .known(Int64(bytes.count)) : .unknown
-            return MessageBody(chunks.async, length: length, iterationBehavior: .multiple)
         }
+        switch response.fault {
+        case .resetMidBody(let afterBytes):
+            count = min(count, max(0, afterBytes))
+            ending = .fail(
+                CourierError(
+                    code: .truncatedResponse,
+                    stage: .transport,
+                    message: "truncated: the connection was reset after \(count) body bytes (MockFault.resetMidBody)",
+                    response: head
+                ))
+        case .stallBody(let afterBytes):
+            count = min(count, max(0, afterBytes))
+            ending = .stall
+        default:
+            break
+        }
+        var chunks: [ArraySlice<UInt8>] = []
+        var remaining = count
+        for chunk in response.chunks where remaining > 0 {
+            let taken = [UInt8](chunk.prefix(remaining))
+            remaining -= taken.count
+            chunks.append(ArraySlice(taken))
+        }
+        let length: MessageBody.Length = framing.expectedLength.map { .known($0) } ?? .unknown
+        return MessageBody(MockBody(chunks: chunks, ending: ending), length: length, iterationBehavior: .single)
     }
 
     /// Suspends until the current task is cancelled, then throws `CancellationError`.
@@ -200,18 +235,44 @@ public final class MockTransport: Transport {
     }
 }
 
-/// An async sequence over an array, for chunked mock bodies.
-struct ArrayAsyncSequence<Element: Sendable>: AsyncSequence, Sendable {
-    let elements: [Element]
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var iterator: IndexingIterator<[Element]>
-        mutating func next() async -> Element? { iterator.next() }
+/// A mock response body: its chunks, then its end. It runs in the task that reads it, so cancelling that task fails
+/// the next read with `CancellationError`, as on the real transports.
+struct MockBody: AsyncSequence, Sendable {
+    /// How the body ends after its chunks.
+    enum Ending: Sendable {
+        /// Normally.
+        case end
+        /// With this error.
+        case fail(any Error)
+        /// Never: the read waits until its task is cancelled.
+        case stall
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iterator: elements.makeIterator()) }
-}
+    let chunks: [ArraySlice<UInt8>]
+    let ending: Ending
 
-extension Array where Element: Sendable {
-    var async: ArrayAsyncSequence<Element> { ArrayAsyncSequence(elements: self) }
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let chunks: [ArraySlice<UInt8>]
+        let ending: Ending
+        var index = 0
+
+        mutating func next() async throws -> ArraySlice<UInt8>? {
+            try Task.checkCancellation()
+            if index < chunks.count {
+                defer { index += 1 }
+                return chunks[index]
+            }
+            switch ending {
+            case .end:
+                return nil
+            case .fail(let error):
+                throw error
+            case .stall:
+                try await MockTransport.suspendUntilCancelled()
+                return nil
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: chunks, ending: ending) }
 }

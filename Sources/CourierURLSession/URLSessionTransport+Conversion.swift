@@ -7,15 +7,8 @@ import HTTPTypes
 #endif
 
 extension URLSessionTransport {
-    /// How a response's body is framed, as far as the transport needs it.
-    struct Framing {
-        /// The body's length when the bytes read will be exactly `Content-Length` (no `Content-Encoding`).
-        var expectedLength: Int64?
-        /// The `Content-Length` value, compressed or not.
-        var contentLength: Int64?
-        /// Whether URLSession decompresses the body (a `Content-Encoding` other than `identity`).
-        var isEncoded: Bool
-    }
+    /// The framing a response head announces (``ResponseFraming``).
+    typealias Framing = ResponseFraming
 
     /// Builds the `URLRequest` for a request head: URL, method, every header field, and a timeout no later than
     /// the deadline.
@@ -79,45 +72,12 @@ extension URLSessionTransport {
         return HTTPResponse(status: HTTPResponse.Status(code: response.statusCode), headerFields: fields)
     }
 
-    /// Reads the framing of a response; rejects conflicting or malformed `Content-Length` values, and a
-    /// `Content-Length` next to a `Transfer-Encoding` (RFC 9112 §6.3: a message with both is a smuggling vector;
-    /// FoundationNetworking would frame it by `Content-Length`), and codings no transport decodes
-    /// (`ContentCodings`).
+    /// Reads the framing of a response (``ResponseFraming``), with the codings this platform's URLSession decodes.
     ///
     /// FoundationNetworking accepts `Content-Length: 5` and `Content-Length: 6` in one response and merges them
-    /// into `"5, 6"`; a list of identical values is accepted as that value.
+    /// into `"5, 6"`, which is refused; a list of identical values is accepted as that value.
     static func framing(of head: HTTPResponse, method: HTTPRequest.Method) throws -> Framing {
-        if head.headerFields[.contentLength] != nil, head.headerFields[.transferEncoding] != nil {
-            throw CourierError(
-                code: .malformedResponse,
-                stage: .transport,
-                message: "invalid response framing: both Content-Length and Transfer-Encoding",
-                response: head
-            )
-        }
-        try ContentCodings.check(head, decodable: decodableCodings)
-        var contentLength: Int64?
-        if let value = head.headerFields[.contentLength] {
-            let values = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-            guard values.count == 1, let text = values.first, let length = Int64(text), length >= 0,
-                text.allSatisfy(\.isASCIIDigit)
-            else {
-                throw CourierError(
-                    code: .malformedResponse,
-                    stage: .transport,
-                    message: "invalid response framing: conflicting or malformed Content-Length \"\(value)\"",
-                    response: head
-                )
-            }
-            contentLength = length
-        }
-        let encoding = head.headerFields[.contentEncoding]?.trimmingCharacters(in: .whitespaces).lowercased()
-        let isEncoded = encoding.map { !$0.isEmpty && $0 != "identity" } ?? false
-        let hasNoBody =
-            method == .head || head.status.kind == .informational || head.status.code == 204
-            || head.status.code == 304
-        let expectedLength: Int64? = hasNoBody ? 0 : (isEncoded ? nil : contentLength)
-        return Framing(expectedLength: expectedLength, contentLength: contentLength, isEncoded: isEncoded)
+        try ResponseFraming(of: head, method: method, decodable: decodableCodings)
     }
 }
 
@@ -141,8 +101,4 @@ extension URLSessionTransport {
             ContentCodings.decodable.union(["x-gzip", "br"])
         #endif
     }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -19,8 +19,8 @@ import Logging
 /// - it counts the bytes URLSession decompresses and fails with `CourierError.Code.decompressionLimit` past
 ///   `maxDecompressedBytes`, or past `maxDecompressionRatio` times a compressed body's `Content-Length`;
 /// - it rejects a response with conflicting `Content-Length` values (`CourierError.Code.malformedResponse`),
-///   and reports a body shorter than its
-///   `Content-Length` as `CourierError.Code.connectionFailed` ("truncated"), never as a success;
+///   and reports a body shorter than its `Content-Length` as `CourierError.Code.truncatedResponse`, never as a
+///   success;
 /// - cancelling the calling `Task` (before the head, or while the body is read) throws `CancellationError` at once
 ///   and cancels the URLSession task; a passed `TransportContext.deadline` fails with
 ///   `CourierError.Code.timedOut` at the deadline, without waiting for URLSession.
@@ -199,8 +199,10 @@ public final class URLSessionTransport: Transport {
     /// - Returns: The response head and its one-shot body. Its length is known when the response has a
     ///   `Content-Length` and no `Content-Encoding`.
     /// - Throws: `CancellationError` when the task is cancelled; `CourierError` with
-    ///   `CourierError.Code.timedOut` (deadline, URLSession's idle timeout), `CourierError.Code.connectTimeout`,
-    ///   `CourierError.Code.connectionFailed` (refused, lost, truncated body),
+    ///   `CourierError.Code.timedOut` (deadline), `CourierError.Code.idleTimeout` (URLSession's request timeout),
+    ///   `CourierError.Code.connectTimeout`, `CourierError.Code.connectionRefused`,
+    ///   `CourierError.Code.connectionReset`, `CourierError.Code.hostNotFound`,
+    ///   `CourierError.Code.truncatedResponse` (a body cut short),
     ///   `CourierError.Code.malformedResponse` (conflicting `Content-Length`), `CourierError.Code.unsupported`,
     ///   or `CourierError.Code.transportFailed` (anything else). A `URLError` is kept as the underlying error.
     ///   Body reads throw the same errors, and `CourierError.Code.decompressionLimit`.

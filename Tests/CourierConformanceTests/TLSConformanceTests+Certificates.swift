@@ -130,6 +130,7 @@ extension Conformance.TLSConformanceTests {
                 // Not written yet (a sidecar still starting): this call fails before connecting, and only this one.
                 let missing = try await expectTLSFailure { try await client.send(HTTPSBytes(path: "/get")) }
                 #expect(missing?.message?.contains("TLS options") == true, "\(String(describing: missing))")
+                #expect(missing?.code == .invalidConfiguration && attempts(missing) == 1)
                 try writeIdentity()
                 _ = try await client.send(HTTPSBytes(path: "/get"))
                 #expect(server.requestCount == 1)
@@ -137,6 +138,7 @@ extension Conformance.TLSConformanceTests {
                 try Data("not a certificate".utf8).write(to: chain)
                 let broken = try await expectTLSFailure { try await client.send(HTTPSBytes(path: "/get")) }
                 #expect(broken?.message?.contains("TLS options") == true, "\(String(describing: broken))")
+                #expect(broken?.code == .invalidConfiguration && attempts(broken) == 1)
                 #expect(server.requestCount == 1)
                 try writeIdentity()
                 _ = try await client.send(HTTPSBytes(path: "/get"))

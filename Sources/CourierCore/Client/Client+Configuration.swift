@@ -20,7 +20,7 @@ extension Client {
         /// At most this many calls between their adapters and their response at a time; the others wait in order,
         /// before their adapters run. `nil` (the default): no limit but the transport's own.
         ///
-        /// Set it to the transport's pool size (AsyncHTTPClient's `maxConnectionsPerHost`, 64 by default) when many
+        /// Set it to the transport's pool size (`AsyncHTTPClientTransport.Configuration.maxConnectionsPerHost`, 8 by default) when many
         /// calls run at once: a call that waits here is signed when it goes, with the credential current then, so
         /// after a token refresh the waiting calls carry the new token instead of being rejected and replayed (a
         /// transport's own queue holds requests signed before they queued). ``RequestLane/priority`` requests, such

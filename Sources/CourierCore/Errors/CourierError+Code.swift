@@ -14,7 +14,7 @@ extension CourierError {
             case connectionRefused, connectionReset, networkUnreachable, hostNotFound, notConnectedToInternet
             case idleTimeout, truncatedResponse
             case untrustedCertificate, hostnameMismatch, certificateExpired, pinMismatch, tlsHandshakeFailed
-            case clientCertificateRejected
+            case clientCertificateRejected, invalidConfiguration
             case proxyAuthenticationRequired, proxyFailed
             case clientAuthenticationFailed, scopeRejected
             case eventTooLarge, lineTooLarge, reconnectLimit
@@ -121,6 +121,10 @@ extension CourierError {
         public static let tlsHandshakeFailed = Code(.tlsHandshakeFailed)
         /// The server rejected the client certificate, or asked for one and none was configured.
         public static let clientCertificateRejected = Code(.clientCertificateRejected)
+        /// A setting of the client or its transport cannot be used, found when a call needs it, before anything is
+        /// sent: a client certificate or key (``TLSOptions/clientIdentity``) that is missing, unreadable or not PEM,
+        /// trust roots that do not parse. Only this call fails; the next one reads the setting again. Never retried.
+        public static let invalidConfiguration = Code(.invalidConfiguration)
         /// The HTTP proxy answered `407 Proxy Authentication Required`: credentials are missing or it refused
         /// them (``ProxyOptions/Credentials``). Never retried.
         public static let proxyAuthenticationRequired = Code(.proxyAuthenticationRequired)

@@ -134,7 +134,7 @@ public struct ErrorMessageProvider: Sendable {
             .invalidResponse
         case .insecureRedirect: .insecureConnection
         case .invalidURL, .invalidHeader, .invalidBody, .encodingFailed, .bodyNotReplayable, .unacceptableStatus,
-            .unsupported:
+            .unsupported, .invalidConfiguration:
             .requestFailed
         default: .unknown
         }

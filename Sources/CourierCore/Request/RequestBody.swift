@@ -42,7 +42,8 @@ public struct RequestBody: Sendable {
         RequestBody(kind: .bytes(MessageBody(Array(text.utf8)), contentType: contentType))
     }
 
-    /// A streamed body. A one-shot stream is never re-sent: a retry or a 307/308 redirect of it fails with
+    /// A streamed body. A one-shot stream is never re-sent: a retry or a 307/308 redirect that would need it is not
+    /// made, and the response or error comes back as it is; a custom decision that restarts the call fails it with
     /// ``CourierError/Code/bodyNotReplayable``.
     public static func stream(_ body: MessageBody, contentType: String? = "application/octet-stream") -> RequestBody {
         RequestBody(kind: .bytes(body, contentType: contentType))

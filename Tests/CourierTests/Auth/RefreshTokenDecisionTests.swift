@@ -109,7 +109,7 @@ struct RefreshTokenDecisionTests {
         #expect(first.accessToken == "access-2")
         #expect(second.accessToken == "access-2")
         #expect(harness.tokenRequests.count == 1)
-        #expect(try await shared.load()?.refreshToken == "refresh-2")
+        #expect(await shared.load()?.refreshToken == "refresh-2")
     }
 
     @Test("a rejected one-shot upload is not replayed, but the next request renews the credential before it goes")

@@ -79,7 +79,7 @@ struct TransferTests {
         mock.stub(.get, "/file", with: .text("0123456789", fault: .resetMidBody(afterBytes: 4)))
         let destination = Self.temporaryURL()
         let error = await expectCourierError { try await client.send(Download(destination: destination)) }
-        #expect(error?.code == .connectionFailed)
+        #expect(error?.code == .truncatedResponse)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         let leftovers = try FileManager.default.contentsOfDirectory(
             atPath: destination.deletingLastPathComponent().path

@@ -29,13 +29,22 @@ struct ReceivedResponseTests {
     @Test("the client's limit applies to every request")
     func clientLimit() async throws {
         let (client, mock) = Fixtures.client { $0.maxResponseBodySize = 100 }
-        mock.stub(.get, "/probe", with: [.data(Self.body(100)), .data(Self.body(101))])
+        mock.stub(
+            .get, "/probe",
+            with: [
+                .data(Self.body(100)), .data(Self.body(101), headerFields: [.contentLength: "101"]),
+                .data(Self.body(101)),
+            ])
         #expect(try await client.send(Self.sizeProbe()) == 100)
         let error = try #require(await expectCourierError { try await client.send(Self.sizeProbe()) })
         #expect(error.code == .bodyTooLarge)
         #expect(error.stage == .transport)
         #expect(error.response?.status.code == 200)
         #expect(error.message == "the body announces 101 bytes; at most 100 bytes are read into memory")
+        // Without a Content-Length, the limit is found while reading.
+        let grown = try #require(await expectCourierError { try await client.send(Self.sizeProbe()) })
+        #expect(grown.code == .bodyTooLarge)
+        #expect(grown.message == "the body grew past the limit; at most 100 bytes are read into memory")
         #expect(error.request?.path == "/probe")
     }
 
@@ -93,7 +102,7 @@ struct ReceivedResponseTests {
         #expect(try await client.send(probe) == 0)
     }
 
-    @Test("a connection reset mid-body fails with connectionFailed; the partial body is never a success")
+    @Test("a connection reset mid-body fails with truncatedResponse; the partial body is never a success")
     func resetMidBody() async throws {
         let (client, mock) = Fixtures.client()
         mock.stub(.get, "/probe", with: .text("0123456789", fault: .resetMidBody(afterBytes: 4)))
@@ -105,7 +114,7 @@ struct ReceivedResponseTests {
         })
         probe.decisionList = [.validateStatus()]
         let error = try #require(await expectCourierError { try await client.send(probe) })
-        #expect(error.code == .connectionFailed)
+        #expect(error.code == .truncatedResponse)
         #expect(error.stage == .transport)
         #expect(error.response?.status.code == 200)
         #expect(received.entries.isEmpty)
@@ -118,6 +127,6 @@ struct ReceivedResponseTests {
         let (client, mock) = Fixtures.client()
         mock.stub(.get, "/probe", with: .text("0123456789", fault: .resetMidBody(afterBytes: 0)))
         let error = try #require(await expectCourierError { try await client.send(Probe()) })
-        #expect(error.code == .connectionFailed)
+        #expect(error.code == .truncatedResponse)
     }
 }

@@ -200,4 +200,139 @@ struct MockTransportTests {
         #expect(chunks == ["0123", "4567", "89"])
         #expect(response.body.length == .unknown)
     }
+
+    /// The response to `path` straight from `mock`, for `method`.
+    private static func response(
+        _ mock: MockTransport, _ path: String, method: HTTPRequest.Method = .get
+    ) async throws -> TransportResponse {
+        let head = HTTPRequest(method: method, scheme: "https", authority: "api.example.com", path: path)
+        return try await mock.send(OutgoingRequest(head: head), context: TransportContext())
+    }
+
+    @Test("cancelling the reading task fails the next body read with CancellationError, as on every transport")
+    func cancelledBodyRead() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/chunks", with: MockResponse(body: Data("0123456789".utf8), chunkSize: 2))
+        mock.stub(.get, "/stall", with: .text("0123456789", fault: .stallBody(afterBytes: 3)))
+        for path in ["/chunks", "/stall"] {
+            let response = try await Self.response(mock, path)
+            let reader = Task { () -> (String?, (any Error)?) in
+                var iterator = response.body.makeAsyncIterator()
+                let first = try await iterator.next().map { String(decoding: $0, as: UTF8.self) }
+                withUnsafeCurrentTask { $0?.cancel() }
+                do {
+                    _ = try await iterator.next()
+                    return (first, nil)
+                } catch {
+                    return (first, error)
+                }
+            }
+            let (first, error) = try await reader.value
+            #expect(first == (path == "/stall" ? "012" : "01"))
+            #expect(error is CancellationError, "\(path): \(String(describing: error))")
+        }
+    }
+
+    @Test("a cancelled download of a mock body leaves no file and throws CancellationError")
+    func cancelledDownload() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/file", with: .text("0123456789", fault: .stallBody(afterBytes: 3)))
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("mock-\(UUID().uuidString)")
+        let transfer = client.transfer(TransferTests.Download(destination: destination))
+        for await progress in transfer.progress where progress.direction == .download && progress.completedBytes == 3 {
+            transfer.cancel()
+        }
+        await #expect(throws: CancellationError.self) { try await transfer.value }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    @Test("a response body is read once, as from a real transport")
+    func bodyReadOnce() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/once", with: .text("hello"))
+        let response = try await Self.response(mock, "/once")
+        #expect(try await response.body.collect(upTo: .max) == Data("hello".utf8))
+        let again = await expectCourierError { _ = try await response.body.collect(upTo: .max) }
+        #expect(again?.code == .bodyNotReplayable)
+    }
+
+    @Test("the body is framed by the head: Content-Length, HEAD, 204 and 304, conflicts and codings")
+    func framedByHead() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/short", with: .data(Data(count: 10), headerFields: [.contentLength: "100"]))
+        mock.stub(.get, "/long", with: .data(Data(count: 10), headerFields: [.contentLength: "4"]))
+        mock.stub(.head, "/head", with: .text("not sent"))
+        mock.stub(.get, "/204", with: .text("not sent", status: 204))
+        mock.stub(.get, "/304", with: .text("not sent", status: 304))
+        mock.stub(.get, "/both", with: .text("x", headerFields: [.contentLength: "1", .transferEncoding: "chunked"]))
+        mock.stub(.get, "/lengths", with: .text("x", headerFields: [.contentLength: "1, 2"]))
+        mock.stub(.get, "/br", with: .text("x", headerFields: [.contentEncoding: "br"]))
+        mock.stub(.get, "/gzip", with: .text("decoded", headerFields: [.contentEncoding: "gzip", .contentLength: "3"]))
+        mock.stub(.get, "/unknown", with: MockResponse(body: Data("0123456789".utf8)))
+
+        let short = try await Self.response(mock, "/short")
+        #expect(short.body.length == .known(100))
+        let truncated = await expectCourierError { _ = try await short.body.collect(upTo: .max) }
+        #expect(truncated?.code == .truncatedResponse)
+        #expect(truncated?.message == "truncated: received 10 of 100 bytes")
+        #expect(try await Self.response(mock, "/long").body.collect(upTo: .max).count == 4)
+        for (method, path) in [(HTTPRequest.Method.head, "/head"), (.get, "/204"), (.get, "/304")] {
+            let response = try await Self.response(mock, path, method: method)
+            #expect(response.body.length == .known(0), "\(path)")
+            #expect(try await response.body.collect(upTo: .max).isEmpty, "\(path)")
+        }
+        for path in ["/both", "/lengths"] {
+            let error = await expectCourierError { _ = try await Self.response(mock, path) }
+            #expect(error?.code == .malformedResponse, "\(path)")
+        }
+        let brotli = await expectCourierError { _ = try await Self.response(mock, "/br") }
+        #expect(brotli?.code == .unsupported)
+        let gzip = try await Self.response(mock, "/gzip")
+        #expect(gzip.body.length == .unknown)
+        #expect(try await gzip.body.collect(upTo: .max) == Data("decoded".utf8))
+        #expect(try await Self.response(mock, "/unknown").body.length == .unknown)
+    }
+
+    @Test("a request body that produces another length than it declared fails at the transport, as on the wire")
+    func declaredRequestLength() async throws {
+        let mock = MockTransport()
+        mock.stub(.post, "/upload", with: .status(204))
+        let chunks = [ArraySlice("abc".utf8)]
+        let head = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/upload")
+        for declared: Int64 in [5, 2] {
+            let body = MessageBody(AsyncChunks(chunks: chunks), length: .known(declared), iterationBehavior: .single)
+            let error = await expectCourierError {
+                _ = try await mock.send(OutgoingRequest(head: head, body: body), context: TransportContext())
+            }
+            #expect(error?.code == .invalidBody)
+            #expect(error?.stage == .transport)
+        }
+        let exact = MessageBody(AsyncChunks(chunks: chunks), length: .known(3), iterationBehavior: .single)
+        let response = try await mock.send(OutgoingRequest(head: head, body: exact), context: TransportContext())
+        #expect(response.head.status.code == 204)
+        #expect(mock.recordedRequests.map(\.bodyText) == ["abc", "abc", "abc"])
+    }
+
+    @Test("an unstubbed request's message shows its body's size, not the body")
+    func unstubbedBodyNotShown() async throws {
+        let (client, _) = Fixtures.client()
+        var probe = Probe(method: .post, path: "/nothing")
+        probe.body = .json(["otp": "123456"])
+        let error = try #require(await expectCourierError { try await client.send(probe) })
+        let message = try #require(error.message)
+        #expect(!message.contains("123456"))
+        #expect(message.contains("# body of 16 bytes not shown"))
+    }
+}
+
+/// Byte chunks as an async sequence.
+private struct AsyncChunks: AsyncSequence, Sendable {
+    let chunks: [ArraySlice<UInt8>]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: IndexingIterator<[ArraySlice<UInt8>]>
+        mutating func next() async -> ArraySlice<UInt8>? { base.next() }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeIterator()) }
 }

@@ -108,6 +108,11 @@ extension Client {
         public var activity: ActivityTracker?
         /// Delivers events to ``monitors``; shared by copies of this configuration.
         private(set) var dispatcher: EventDispatcher?
+        /// Whether calls go as after a redirect to another origin: the credential headers (and the redactor's
+        /// sensitive ones) are removed after every adapter ran, and a required credential is optional. Set for a
+        /// linked page on another origin (``Client/withoutCredentials()``), whose client adapters (a fixed
+        /// `Authorization` header) would otherwise sign it.
+        package var sendsCredentials = true
 
         /// Creates a configuration; every parameter has a default.
         public init(

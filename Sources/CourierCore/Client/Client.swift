@@ -164,6 +164,15 @@ public struct Client: Sendable {
         return derived(environment: environment, configuration: configuration, limiter: storage.limiter)
     }
 
+    /// A client like this one whose calls go without credentials, as after a redirect to another origin
+    /// (``Configuration/sendsCredentials``), sharing this one's calls in flight and
+    /// ``Configuration/maxConcurrentRequests`` slots: for a linked page on another origin.
+    package func withoutCredentials() -> Client {
+        var configuration = configuration
+        configuration.sendsCredentials = false
+        return derived(environment: environment, configuration: configuration, limiter: storage.limiter)
+    }
+
     /// A client on this one's servers, transport and calls in flight, with `limiter` (`nil`: a limiter of its own
     /// for `configuration`'s ``Configuration/maxConcurrentRequests``).
     private func derived(

@@ -183,7 +183,8 @@ struct Pipeline<R: Request>: Sendable {
         let plan = try plan()
         var decisions = plan.decisions
         var redirection: Redirection?
-        var credentialsStripped = false
+        // A linked page on another origin starts as a redirect there would leave it (`withoutCredentials()`).
+        var credentialsStripped = !configuration.sendsCredentials
         var attempt = 0
         var restarts = 0
         while true {
@@ -722,6 +723,7 @@ struct Pipeline<R: Request>: Sendable {
         )
         context.deadlineMoment = deadline
         context.events = events
+        context.maxRestarts = configuration.maxRestarts
         return context
     }
 

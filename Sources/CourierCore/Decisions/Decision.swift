@@ -113,6 +113,12 @@ public struct DecisionContext: Sendable {
     public var attempt: Int
     /// How many restarts happened so far in this call.
     public var restarts: Int
+    /// The most restarts the call may make (``Client/Configuration/maxRestarts``): a restart past it fails the call
+    /// with ``CourierError/Code/tooManyRestarts``. Default: no limit.
+    public var maxRestarts: Int = .max
+    /// Whether a restart may still happen. A decision that waits or counts before it restarts (a retry's back-off)
+    /// checks this first, so that it neither waits nor reports a retry that will not be made.
+    public var canRestart: Bool { restarts < maxRestarts }
     /// The decision list of this attempt.
     public var decisions: [any Decision]
     /// The position of the running decision in ``decisions``.

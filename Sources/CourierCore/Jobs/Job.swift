@@ -55,20 +55,22 @@ extension Client {
     /// arrives: the body is read in the caller's task, which ends it by cancelling that task. This does not reach
     /// a body being read.
     ///
-    /// - Returns: How many calls were cancelled.
+    /// - Returns: How many calls, jobs, groups and page sequences were cancelled (the calls of a group or job that
+    ///   was cancelled stop with it, and are counted only when they were registered with this client themselves).
     @discardableResult
     public func cancelAll() -> Int {
         registry.cancel { _ in true }
     }
 
-    /// Cancels every call, job and group in flight that was started with `tag` among its tags.
+    /// Cancels every call, job, group and page sequence in flight that was started with `tag` among its tags.
     ///
-    /// - Returns: How many calls were cancelled.
+    /// - Returns: How many calls, jobs, groups and page sequences were cancelled.
     @discardableResult
     public func cancelAll(tagged tag: RequestTag) -> Int {
         registry.cancel { $0.contains(tag) }
     }
 
-    /// The number of calls, jobs and groups this client and the clients derived from it have in flight.
+    /// The number of calls, jobs and groups this client and the clients derived from it have in flight, and of page
+    /// sequences being iterated.
     public var callsInFlight: Int { registry.count }
 }

@@ -4,13 +4,11 @@ import HTTPTypes
 /// Points the request at a linked URL (a next-page `Link`): its scheme, authority, path and query replace the
 /// request's own. Runs after the request's adapters, before the client's (so auth sees the real origin).
 ///
-/// On another origin than the first page's, it also removes the credential headers the request's adapters added
-/// (`Authorization`, `Cookie`, an `X-Api-Key` the redactor knows), as a redirect to another origin does: the
-/// client's adapters, which run after it, add theirs only where their origin is trusted.
+/// A page on another origin than the first page's is sent by a client made with ``Client/withoutCredentials()``:
+/// the pipeline removes the credential headers every adapter added (`Authorization`, `Cookie`, an `X-Api-Key` the
+/// redactor knows, a client adapter's fixed header included), as after a redirect to another origin.
 struct LinkedURLAdapter: RequestAdapter {
     let url: URL
-    /// The headers to remove: none on the first page's origin.
-    var strippedHeaders: [HTTPField.Name] = []
 
     var name: String { "linkedURL" }
 
@@ -28,7 +26,6 @@ struct LinkedURLAdapter: RequestAdapter {
         request.head.scheme = scheme
         request.head.authority = authority
         request.head.path = path
-        for name in strippedHeaders { request.head.headerFields[name] = nil }
         return request
     }
 }

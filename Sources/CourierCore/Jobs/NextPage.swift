@@ -14,7 +14,9 @@ import HTTPTypes
 public struct NextPage<R: Request>: Sendable {
     /// Where the next page is: a request of the same type, or the same request sent to another URL.
     enum Target: Sendable {
-        case request(R)
+        /// A request; with the cursor it was made for, when a cursor strategy made it (a cursor that comes back is a
+        /// cycle).
+        case request(R, cursor: String? = nil)
         case url(R, URL)
     }
 
@@ -31,7 +33,8 @@ public struct NextPage<R: Request>: Sendable {
     }
 
     /// A strategy for a next-cursor field in the body: the sequence ends when `cursor` returns `nil` or an empty
-    /// string.
+    /// string, and fails with ``CourierError/Code/unexpectedResponse`` when a cursor comes back that an earlier page
+    /// already gave (the pages would form a cycle).
     ///
     /// - Parameters:
     ///   - cursor: Reads the next cursor from a page's value.
@@ -42,7 +45,7 @@ public struct NextPage<R: Request>: Sendable {
     ) -> NextPage {
         NextPage(target: { page in
             guard let next = cursor(page.value), !next.isEmpty else { return nil }
-            return .request(applying(page.request, next))
+            return .request(applying(page.request, next), cursor: next)
         })
     }
 

@@ -14,19 +14,19 @@ struct PageRequest<Base: Request>: ForwardingRequest {
     /// The server `base` goes to (the first page's): a linked page keeps its TLS and proxy options, and on the
     /// same origin its headers (an API key).
     let firstServer: Server?
-    /// The headers a linked page on another origin goes without (the credential headers and the redactor's
-    /// sensitive ones).
-    let strippedHeaders: [HTTPField.Name]
+    /// Whether `url` is on another origin than the first page's: the page then goes without credentials, sent by
+    /// a client made with ``Client/withoutCredentials()``.
+    let isCrossOrigin: Bool
 
-    init(base: Base, url: URL?, firstServer: Server? = nil, redactor: Redactor = .default) {
+    init(base: Base, url: URL?, firstServer: Server? = nil) {
         self.base = base
         self.url = url
         self.firstServer = firstServer
         let first = firstServer ?? base.server
-        if let url, first.map({ Origin(url: url) != $0.origin }) ?? true {
-            strippedHeaders = RequestResolver.credentialHeaders + redactor.sensitiveHeaderNames
+        if let url {
+            isCrossOrigin = first.map { Origin(url: url) != $0.origin } ?? true
         } else {
-            strippedHeaders = []
+            isCrossOrigin = false
         }
     }
 
@@ -43,7 +43,7 @@ struct PageRequest<Base: Request>: ForwardingRequest {
     }
     var adapters: [any RequestAdapter] {
         guard let url else { return base.adapters }
-        return base.adapters + [LinkedURLAdapter(url: url, strippedHeaders: strippedHeaders)]
+        return base.adapters + [LinkedURLAdapter(url: url)]
     }
     var parser: any ResponseParser<PageOutput<Base.Response>> { HeadParser(base: base.parser) }
 

@@ -25,8 +25,15 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
         private var target: NextPage<R>.Target?
         private var previous: Page<R>?
         private var number = 0
-        /// The pages fetched so far, by URL (origin and target): a link back to one of them is a cycle.
+        /// The pages fetched so far, by URL (origin and target), the URL linked to and the URL it ended at after
+        /// redirects: a link back to one of them is a cycle.
         private var visited: [String: Int] = [:]
+        /// The cursors followed so far, with the page each led to: a cursor that comes back is a cycle.
+        private var cursors: [String: Int] = [:]
+        /// The sequence's own entry among the client's calls in flight, from the first page until the last (or until
+        /// the iterator goes): ``Client/cancelAll()`` then stops it between pages too, not only during one.
+        private var registration: RequestRegistry.Registration?
+        private var ended = false
 
         init(pages: Pages) {
             self.pages = pages
@@ -38,30 +45,59 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
         /// - Throws: The page's ``CourierError`` or the ``NextPage`` strategy's error (the sequence then ends);
         ///   `CancellationError` when cancelled.
         public mutating func next() async throws -> Page<R>? {
+            guard !ended else { return nil }
+            do {
+                guard let page = try await fetch() else {
+                    end()
+                    return nil
+                }
+                return page
+            } catch {
+                end()
+                throw error
+            }
+        }
+
+        /// The sequence is over: its registration goes, and later calls to ``next()`` return `nil`.
+        private mutating func end() {
+            ended = true
+            registration = nil
+        }
+
+        private mutating func fetch() async throws -> Page<R>? {
+            if registration == nil {
+                registration = pages.client.registry.register(tags: pages.tags)
+            }
+            if registration?.isCancelled == true { throw CancellationError() }
             if let previous {
                 self.previous = nil
                 target = try await pages.next.target(previous)
             }
             guard let current = target else { return nil }
             target = nil
+            try Task.checkCancellation()
+            if registration?.isCancelled == true { throw CancellationError() }
             let call: PageRequest<R>
             switch current {
-            case .request(let request): call = PageRequest(base: request, url: nil)
-            case .url(let request, let url):
-                if let seen = visited[Self.key(url)] {
-                    throw CourierError(
-                        code: .unexpectedResponse,
-                        stage: .decide,
-                        message: "page \(number)'s next link goes back to page \(seen) "
-                            + "(\(Redactor.default.displayURL(url))): the pages form a cycle"
-                    )
+            case .request(let request, let cursor):
+                if let cursor {
+                    if let seen = cursors[cursor] { throw cycle("next cursor is the one that led to page \(seen)") }
+                    cursors[cursor] = number + 1
                 }
+                call = PageRequest(base: request, url: nil)
+            case .url(let request, let url):
+                let key = Self.key(url)
+                if let seen = visited[key] {
+                    throw cycle("next link goes back to page \(seen) (\(Redactor.default.displayURL(url)))")
+                }
+                // The URL linked to, besides the one a redirect may end at: a link back to either is a cycle.
+                visited[key] = number + 1
                 // The first page's server: its pins, proxy and (on its origin) headers go with the linked page.
                 let first = try pages.client.server(for: request).0
-                call = PageRequest(
-                    base: request, url: url, firstServer: first, redactor: pages.client.configuration.redactor)
+                call = PageRequest(base: request, url: url, firstServer: first)
             }
-            let output = try await pages.client.send(call, tags: pages.tags)
+            let client = call.isCrossOrigin ? pages.client.withoutCredentials() : pages.client
+            let output = try await client.send(call, tags: pages.tags)
             number += 1
             let page = Page(
                 value: output.value,
@@ -73,6 +109,12 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
             if let url = page.url { visited[Self.key(url)] = number }
             previous = page
             return page
+        }
+
+        /// The error that ends pages forming a cycle: what the last page's next one is, `what`.
+        private func cycle(_ what: String) -> CourierError {
+            CourierError(
+                code: .unexpectedResponse, stage: .decide, message: "page \(number)'s \(what): the pages form a cycle")
         }
 
         /// `url` as pages are told apart: its origin (host case and default port ignored), path and query.
@@ -93,8 +135,9 @@ extension Client {
     /// The pages of a paginated API, starting with `first`, as an `AsyncSequence` of ``Page`` values.
     ///
     /// Each page is one ordinary call (adapters, decisions, retries, parsing); `next` reads a page and returns
-    /// the request for the following one, or `nil` to end. Cancel the iterating task, or use `tags` with
-    /// ``cancelAll(tagged:)``, to stop the page in flight.
+    /// the request for the following one, or `nil` to end. Cancel the iterating task, call ``cancelAll()``, or use
+    /// `tags` with ``cancelAll(tagged:)``, to stop the page in flight, or between pages the next one: the sequence
+    /// then throws `CancellationError`.
     ///
     /// ```swift
     /// // A next cursor in the body:

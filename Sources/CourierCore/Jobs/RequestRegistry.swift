@@ -124,23 +124,55 @@ final class RequestRegistry: Sendable {
     ///
     /// The tasks are cancelled outside the registry's lock: cancelling runs a task's cancellation handlers right
     /// here, synchronously, and a handler may itself cancel calls (a transport's, a caller's), which takes the lock.
+    /// One entry at a time: an entry is marked (and its task made to wait before it ends) only just before its own
+    /// `cancel()`, so a call that ends meanwhile waits for one `cancel()` at most, not for all the others'.
     @discardableResult
     func cancel(where matches: (Set<RequestTag>) -> Bool) -> Int {
-        let cancelling = state.withLock { state in
-            var handles: [(slot: Int, task: TaskHandle)] = []
-            for slot in state.slots.indices {
-                guard let entry = state.slots[slot], !entry.isCancelled, matches(entry.tags) else { continue }
-                state.slots[slot]?.isCancelled = true
-                state.slots[slot]?.cancellers += 1
-                handles.append((slot, entry.task))
+        var cancelled = 0
+        var next = 0
+        while true {
+            let found = state.withLock { state -> (slot: Int, task: TaskHandle)? in
+                while next < state.slots.count {
+                    let slot = next
+                    next += 1
+                    guard let entry = state.slots[slot], !entry.isCancelled, matches(entry.tags) else { continue }
+                    state.slots[slot]?.isCancelled = true
+                    state.slots[slot]?.cancellers += 1
+                    return (slot, entry.task)
+                }
+                return nil
             }
-            return handles
-        }
-        for (slot, task) in cancelling {
+            guard let found else { return cancelled }
             // The entry is still in `slot`: its task waits for `cancellers` to drop to zero before removing it.
-            task.cancel()
-            state.withLock { $0.slots[slot]?.cancellers -= 1 }
+            found.task.cancel()
+            state.withLock { $0.slots[found.slot]?.cancellers -= 1 }
+            cancelled += 1
         }
-        return cancelling.count
+    }
+
+    /// A registration without a task: a page sequence between its pages, which ``cancel(where:)`` marks cancelled
+    /// (the sequence checks before it sends the next page). Removed when the last copy of it goes.
+    final class Registration: Sendable {
+        private let registry: RequestRegistry
+        private let slot: Int
+
+        fileprivate init(registry: RequestRegistry, slot: Int) {
+            self.registry = registry
+            self.slot = slot
+        }
+
+        /// Whether ``RequestRegistry/cancel(where:)`` cancelled it.
+        var isCancelled: Bool { registry.state.withLock { $0.slots[slot]?.isCancelled ?? true } }
+
+        deinit {
+            // No task handle, so no `cancel()` can be running on it: `cancellers` is back to zero under the lock.
+            registry.unregister(slot)
+        }
+    }
+
+    /// Registers a page sequence under `tags`, until the returned registration goes.
+    func register(tags: Set<RequestTag>) -> Registration {
+        let slot = state.withLock { $0.insert(Entry(tags: tags, task: TaskHandle(task: nil))) }
+        return Registration(registry: self, slot: slot)
     }
 }

@@ -59,10 +59,10 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     /// `retry`.
     public var name: String { "retry" }
 
-    /// Applies when retries are left, the body can be sent again, the method allows it, and the response is
-    /// worth retrying.
+    /// Applies when retries are left, the body can be sent again, the call may restart once more
+    /// (``DecisionContext/canRestart``), the method allows it, and the response is worth retrying.
     public func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool {
-        guard remaining > 0, context.canResendBody else { return false }
+        guard remaining > 0, context.canResendBody, context.canRestart else { return false }
         if let condition = policy.condition {
             // A policy's condition replaces the status check only: a POST is still not retried without an
             // idempotency key, as the policy promises.
@@ -99,7 +99,7 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     /// again. The first retry after ``CourierError/Code/connectionReset`` (a stale keep-alive connection) takes no
     /// pause.
     public func recover(from error: any Error, context: DecisionContext) async throws -> DecisionAction? {
-        guard remaining > 0, context.canResendBody, policy.allowsRetry(of: context.request),
+        guard remaining > 0, context.canResendBody, context.canRestart, policy.allowsRetry(of: context.request),
             policy.retries(error, context: context)
         else { return nil }
         let staleConnection = retried == 0 && (error as? CourierError)?.code == .connectionReset

@@ -263,7 +263,7 @@ struct PagesTests {
             return count
         }
         _ = await JobFixtures.waitFor(1, on: &arrivals)
-        #expect(client.cancelAll(tagged: "feed") == 1)
+        #expect(client.cancelAll(tagged: "feed") == 2)  // the page's call and the sequence
         await #expect(throws: CancellationError.self) { try await reading.value }
         #expect(client.callsInFlight == 0)
     }
@@ -285,5 +285,107 @@ private final class TLSRecorder: Transport {
         let version = context.tls.minimumVersion
         versions.update { $0.append(version) }
         return try await base.send(request, context: context)
+    }
+}
+
+extension PagesTests {
+    @Test("a link to another origin goes without the credential headers the client's own adapters add")
+    func linkToOtherOriginDropsClientCredentials() async throws {
+        let (client, mock) = Fixtures.client {
+            $0.adapters.append(.header("Authorization", "token pat"))
+            $0.adapters.append(.header("Cookie", "s=1"))
+        }
+        mock.stub(.get, "/numbers") { request in
+            request.head.authority == "api.example.com"
+                ? .json(raw: "[1]", headerFields: [link: "<https://cdn.example.net/numbers?page=2>; rel=next"])
+                : .json(raw: "[2]")
+        }
+        var values: [[Int]] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) { values.append(page.value) }
+        #expect(values == [[1], [2]])
+        let sent = mock.recordedRequests.map(\.head.headerFields)
+        #expect(sent.first?[.authorization] == "token pat")
+        #expect(sent.last?[.authorization] == nil)
+        #expect(sent.last?[.cookie] == nil)
+    }
+
+    @Test("a request that requires a credential follows a link to another origin without one, as after a redirect")
+    func requiredCredentialAcrossOrigins() async throws {
+        struct Private: Request {
+            typealias Response = [Int]
+            var path: String { "/numbers" }
+            var authentication: AuthenticationRequirement { .required }
+        }
+        let (client, mock) = Fixtures.client { $0.adapters.append(.bearer { "secret-token" }) }
+        mock.stub(.get, "/numbers") { request in
+            request.head.authority == "api.example.com"
+                ? .json(raw: "[1]", headerFields: [link: "<https://cdn.example.net/numbers?page=2>; rel=next"])
+                : .json(raw: "[2]")
+        }
+        var values: [[Int]] = []
+        for try await page in client.pages(of: Private(), next: .link()) { values.append(page.value) }
+        #expect(values == [[1], [2]])
+        #expect(mock.recordedRequests.map { $0.head.headerFields[.authorization] } == ["Bearer secret-token", nil])
+    }
+
+    @Test("a link that a redirect answers with the page before it is a cycle too")
+    func linkCycleThroughRedirect() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/numbers") { request in
+            switch request.head.path ?? "" {
+            case "/numbers?per_page=2": .json(raw: "[1]", headerFields: [link: "</numbers?page=8>; rel=next"])
+            case "/numbers?page=8": .json(raw: "[8]", headerFields: [link: "</numbers?page=9>; rel=next"])
+            // Past the end: the server clamps to the last page.
+            default: .status(302, headerFields: [.location: "/numbers?page=8"])
+            }
+        }
+        var values: [[Int]] = []
+        let error = await expectCourierError {
+            for try await page in client.pages(of: ListNumbers(), next: .link()) {
+                values.append(page.value)
+                if values.count > 10 { break }
+            }
+        }
+        #expect(error?.code == .unexpectedResponse)
+        #expect(values == [[1], [8], [8]])
+        #expect(mock.recordedRequests.count == 4)
+    }
+
+    @Test("a next cursor that comes back ends the sequence with an error, not an endless loop")
+    func cursorCycle() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/items") { request in
+            switch request.query ?? "" {
+            case "": .json(raw: #"{"items":[1],"next":"c2"}"#)
+            case "cursor=c2": .json(raw: #"{"items":[2],"next":"c3"}"#)
+            default: .json(raw: #"{"items":[3],"next":"c2"}"#)
+            }
+        }
+        var items: [Int] = []
+        let error = await expectCourierError {
+            for try await page in client.pages(of: ListItems(), next: .cursor({ $0.next }) { $0.with(cursor: $1) }) {
+                items += page.value.items
+                if items.count > 10 { break }
+            }
+        }
+        #expect(error?.code == .unexpectedResponse)
+        #expect(error?.message?.contains("page 2") == true, "\(String(describing: error?.message))")
+        #expect(items == [1, 2, 3])
+        #expect(mock.recordedRequests.count == 3)
+    }
+
+    @Test("cancelAll between two pages stops the sequence before the next page is sent")
+    func cancelBetweenPages() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/items") { _ in .json(raw: #"{"items":[1],"next":"c2"}"#) }
+        var pages = client.pages(of: ListItems(), next: .cursor({ $0.next }) { $0.with(cursor: $1) }, tags: ["feed"])
+            .makeAsyncIterator()
+        #expect(try await pages.next()?.value.items == [1])
+        #expect(client.callsInFlight == 1)
+        #expect(client.cancelAll(tagged: "feed") == 1)
+        await #expect(throws: CancellationError.self) { try await pages.next() }
+        #expect(mock.recordedRequests.count == 1)
+        #expect(try await pages.next() == nil)
+        #expect(client.callsInFlight == 0)
     }
 }

@@ -107,4 +107,27 @@ struct RetryAccountingTests {
         #expect(error?.code == .connectionRefused)
         #expect(mock.recordedRequests.count == 3)
     }
+
+    @Test("a retry that maxRestarts would refuse is not made: no back-off, no retry in the trace, the failure stands")
+    func retryWithinRestartBudget() async throws {
+        let clock = DecisionFixtures.RecordingClock()
+        let mock = MockTransport()
+        let configuration = Client.Configuration(retryPolicy: RetryPolicy(maxRetries: 3), maxRestarts: 1, clock: clock)
+        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        let refused = CourierError(code: .connectionRefused, stage: .transport)
+        mock.stub(.get, "/refused", with: Array(repeating: .status(200, fault: .failBeforeResponse(refused)), count: 4))
+        mock.stub(.get, "/busy", with: Array(repeating: .status(503), count: 4))
+
+        let failure = await expectCourierError { try await client.send(Probe(path: "/refused")) }
+        #expect(failure?.code == .connectionRefused)
+        let busy = await expectCourierError { try await client.send(Probe(path: "/busy")) }
+        #expect(busy?.code == .unacceptableStatus)
+        #expect(busy?.response?.status.code == 503)
+        for error in [failure, busy] {
+            let retries = error?.trace.steps.filter { $0.name == "retry" && $0.outcome == .restarted }
+            #expect(retries?.count == 1, "\(String(describing: error?.trace))")
+        }
+        #expect(mock.recordedRequests.count == 4)
+        #expect(clock.sleeps.count == 2)
+    }
 }

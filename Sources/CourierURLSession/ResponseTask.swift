@@ -64,6 +64,9 @@ final class ResponseTask: Sendable {
     /// The request's URL, whose origin ``ConnectProbe`` tries when the connect timeout passes.
     private let url: URL?
     private let cancelUpload: (@Sendable () -> Void)?
+    /// Where the bytes URLSession reports sent go: a body sent from memory or a file, which the pipeline's progress
+    /// observer does not see (`MessageBody.progressReport`).
+    private let uploadProgress: (@Sendable (Int64) -> Void)?
     #if canImport(FoundationNetworking)
         /// This request's generation on the lane's ``DeliveryQueue``.
         private let delivery: Int
@@ -76,7 +79,8 @@ final class ResponseTask: Sendable {
         deadline: ContinuousClock.Instant?,
         lane: SessionLane,
         watchdog: Watchdog,
-        cancelUpload: (@Sendable () -> Void)?
+        cancelUpload: (@Sendable () -> Void)?,
+        uploadProgress: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.method = method
         self.deadline = deadline
@@ -85,6 +89,7 @@ final class ResponseTask: Sendable {
         self.limits = limits
         self.lane = lane
         self.cancelUpload = cancelUpload
+        self.uploadProgress = uploadProgress
         #if canImport(FoundationNetworking)
             self.delivery = lane.deliveryQueue.begin()
         #endif
@@ -320,11 +325,12 @@ final class ResponseTask: Sendable {
         }
     }
 
-    func didSendBodyData() {
+    func didSendBodyData(totalBytesSent: Int64) {
         state.withLock {
             $0.lastProgress = .now
             $0.isConnected = true
         }
+        uploadProgress?(totalBytesSent)
     }
 
     func didComplete(error: (any Error)?) {

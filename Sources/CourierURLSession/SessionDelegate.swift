@@ -66,7 +66,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
     ) {
-        responseTask(for: task)?.didSendBodyData()
+        responseTask(for: task)?.didSendBodyData(totalBytesSent: totalBytesSent)
     }
 
     /// Refuses the redirect, so the 3xx response completes the task.

@@ -230,9 +230,13 @@ public final class URLSessionTransport: Transport {
         #endif
         // The file URLSession sends the body from (`uploadTask(with:fromFile:)`), if it does.
         var spoolURL: URL?
+        // Progress of a body sent from memory or from a file: URLSession's count of the bytes sent. The body is sent
+        // as without progress (`unobserved`): from memory with its Content-Length, from its file, or spooled once.
+        var uploadProgress: (@Sendable (Int64) -> Void)?
         if let body = request.body {
-            if let bytes = body.bufferedBytes {
+            if let bytes = body.unobserved.bufferedBytes {
                 urlRequest.httpBody = Data(bytes)
+                uploadProgress = body.progressReport
             } else {
                 #if canImport(FoundationNetworking)
                     if streamedUploads == .pipe {
@@ -258,6 +262,8 @@ public final class URLSessionTransport: Transport {
                     }
                 #endif
                 if startPump == nil {
+                    uploadProgress = body.progressReport
+                    let body = body.unobserved
                     if let url = body.fileURL {
                         // A file body (`MessageBody.file(at:)`): URLSession sends the file itself, no copy.
                         let count = try Self.sizeOfFile(at: url, stated: body.length)
@@ -292,7 +298,8 @@ public final class URLSessionTransport: Transport {
             deadline: context.deadline,
             lane: lane,
             watchdog: watchdog,
-            cancelUpload: cancelUpload
+            cancelUpload: cancelUpload,
+            uploadProgress: uploadProgress
         )
         responseTask.startTimers()
         startPump?(responseTask)

@@ -72,6 +72,30 @@ extension Conformance {
             }
         }
 
+        @Test(
+            "a body from memory sent with upload progress goes as without it: with its Content-Length, not chunked",
+            arguments: TransportKind.all)
+        func progressKeepsFraming(transport: TransportKind) async throws {
+            struct Echo: Decodable, Sendable { let headers: [String: String] }
+            let size = 256 * 1024
+            try await ServerKind.embedded.withBaseURL { baseURL in
+                let client = makeClient(transport, baseURL)
+                let call = HTTPBinCall<Echo>(
+                    method: .post, path: "/post", body: .text(String(repeating: "a", count: size)))
+                let plain = try await client.send(call)
+                let transfer = client.transfer(call)
+                var last: TransferProgress?
+                for await step in transfer.progress where step.direction == .upload { last = step }
+                let observed = try await transfer.value
+                for echo in [plain, observed] {
+                    #expect(echo.headers["Content-Length"] == "\(size)", "\(echo.headers)")
+                    #expect(echo.headers["Transfer-Encoding"] == nil, "\(echo.headers)")
+                }
+                #expect(last?.completedBytes == Int64(size))
+                #expect(last?.totalBytes == Int64(size))
+            }
+        }
+
         /// A temporary file of `count` bytes, written 1 MiB at a time.
         private static func temporaryFile(count: Int) throws -> URL {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("courier-mp-\(UUID()).bin")

@@ -46,6 +46,8 @@ public struct MessageBody: AsyncSequence, Sendable {
         case file(URL, chunkSize: Int)
         /// A transport's body that can also be read whole in one step (``CollectableBytes``).
         case collectable(any CollectableReference)
+        /// Another body, with a running count reported as its chunks go by (``observing(chunkSize:_:)``).
+        indirect case observed(MessageBody, chunkSize: Int, report: @Sendable (Int64) -> Void)
     }
 
     let storage: Storage
@@ -65,6 +67,15 @@ public struct MessageBody: AsyncSequence, Sendable {
     package var fileURL: URL? {
         if case .file(let url, _) = storage { return url }
         return nil
+    }
+
+    /// `base`, reporting its running byte count to `report` as chunks of at most `chunkSize` bytes go by. Read once
+    /// or again as `base` is: `base` keeps track of its one read.
+    init(observed base: MessageBody, chunkSize: Int, report: @escaping @Sendable (Int64) -> Void) {
+        self.storage = .observed(base, chunkSize: chunkSize, report: report)
+        self.length = base.length
+        self.iterationBehavior = base.iterationBehavior
+        self.consumption = nil
     }
 
     /// A replayable body that reads the file at `url` in chunks of `chunkSize` bytes.
@@ -157,6 +168,8 @@ public struct MessageBody: AsyncSequence, Sendable {
             return AsyncIterator(FileChunks(url: url, chunkSize: chunkSize).makeAsyncIterator())
         case .collectable(let box):
             return box.makeIterator()
+        case .observed(let base, let chunkSize, let report):
+            return AsyncIterator(ObservedChunks(base: base, chunkSize: chunkSize, report: report).makeAsyncIterator())
         }
     }
 

@@ -19,8 +19,14 @@
     ///
     /// ```swift
     /// let server = try await TestServer.start()
-    /// defer { Task { try await server.shutdown() } }
-    /// let url = server.baseURL.appending(path: "fault/truncate")
+    /// do {
+    ///     let url = server.baseURL.appending(path: "fault/truncate")
+    ///     // … the test …
+    ///     try await server.shutdown()
+    /// } catch {
+    ///     try await server.shutdown()
+    ///     throw error
+    /// }
     /// ```
     ///
     /// With a ``TestServerTLS`` the same routes are served over HTTPS, with certificates from a
@@ -125,9 +131,12 @@
             }
             let boundPort = server.channel.localAddress?.port ?? port
             logger.debug("listening", metadata: ["port": "\(boundPort)"])
+            // The address bound, not a fixed 127.0.0.1: `::1`, or `localhost` where it resolves to `::1` first.
+            var urlHost = server.channel.localAddress?.ipAddress ?? "127.0.0.1"
+            if urlHost.contains(":") { urlHost = "[\(urlHost)]" }
             return TestServer(
                 port: boundPort,
-                baseURL: URL(string: "http://127.0.0.1:\(boundPort)") ?? URL(fileURLWithPath: "/"),
+                baseURL: URL(string: "http://\(urlHost):\(boundPort)") ?? URL(fileURLWithPath: "/"),
                 presentedCertificate: nil,
                 state: state,
                 serverChannel: server.channel,

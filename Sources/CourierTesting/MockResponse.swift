@@ -111,6 +111,11 @@ public struct MockResponse: Sendable {
 /// A failure ``MockTransport`` injects, modelled on OkHttp's MockWebServer socket policies.
 public enum MockFault: Sendable {
     /// Throw `error` before any response arrives (a refused connection, a DNS failure).
+    ///
+    /// Pass a `CourierError` with the code the real transports report, so the retry policy and
+    /// `ErrorMessageProvider` see what they will see in production:
+    /// `.failBeforeResponse(CourierError(code: .connectionRefused, stage: .transport))`. Any other error (a
+    /// `URLError`, say) reaches the pipeline as it is and ends the call as `transportFailed`, which is not retried.
     case failBeforeResponse(any Error)
     /// Return the head, then end the body with a connection reset after `afterBytes` bytes.
     case resetMidBody(afterBytes: Int)

@@ -52,6 +52,8 @@ final class ResponseTask: Sendable {
         var startedAt = ContinuousClock.now
         /// Whether the connection is known to be up (a head, body bytes sent, or a successful probe).
         var isConnected = false
+        /// The upload progress reported so far (never more than the body's length, never going back).
+        var reportedSent: Int64 = 0
     }
 
     private let state = LockedBox(State())
@@ -67,6 +69,8 @@ final class ResponseTask: Sendable {
     /// Where the bytes URLSession reports sent go: a body sent from memory or a file, which the pipeline's progress
     /// observer does not see (`MessageBody.progressReport`).
     private let uploadProgress: (@Sendable (Int64) -> Void)?
+    /// The length of the body whose progress ``uploadProgress`` reports, when known.
+    private let uploadLength: Int64?
     #if canImport(FoundationNetworking)
         /// This request's generation on the lane's ``DeliveryQueue``.
         private let delivery: Int
@@ -80,7 +84,8 @@ final class ResponseTask: Sendable {
         lane: SessionLane,
         watchdog: Watchdog,
         cancelUpload: (@Sendable () -> Void)?,
-        uploadProgress: (@Sendable (Int64) -> Void)? = nil
+        uploadProgress: (@Sendable (Int64) -> Void)? = nil,
+        uploadLength: Int64? = nil
     ) {
         self.method = method
         self.deadline = deadline
@@ -90,6 +95,7 @@ final class ResponseTask: Sendable {
         self.lane = lane
         self.cancelUpload = cancelUpload
         self.uploadProgress = uploadProgress
+        self.uploadLength = uploadLength
         #if canImport(FoundationNetworking)
             self.delivery = lane.deliveryQueue.begin()
         #endif
@@ -326,11 +332,19 @@ final class ResponseTask: Sendable {
     }
 
     func didSendBodyData(totalBytesSent: Int64) {
-        state.withLock {
-            $0.lastProgress = .now
-            $0.isConnected = true
+        // URLSession counts every byte the task sent, a body libcurl sent again included: the progress stays within
+        // the body's length, only moves forward, and stops when the task has completed or failed.
+        let sent = uploadLength.map { min(totalBytesSent, $0) } ?? totalBytesSent
+        let reports = state.withLock { state in
+            state.lastProgress = .now
+            state.isConnected = true
+            guard uploadProgress != nil, !state.isComplete, state.failure == nil, sent > state.reportedSent else {
+                return false
+            }
+            state.reportedSent = sent
+            return true
         }
-        uploadProgress?(totalBytesSent)
+        if reports { uploadProgress?(sent) }
     }
 
     func didComplete(error: (any Error)?) {

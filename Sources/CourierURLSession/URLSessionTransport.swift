@@ -211,7 +211,7 @@ public final class URLSessionTransport: Transport {
         try Self.checkTLS(context.tls, for: request.head)
         try Self.checkProxy(context.proxy, for: request.head)
         #if canImport(FoundationNetworking)
-            if request.head.method == .get, let body = request.body, body.bufferedBytes?.isEmpty != true {
+            if request.head.method == .get, let body = request.body, body.unobserved.bufferedBytes?.isEmpty != true {
                 throw CourierError(
                     code: .unsupported,
                     stage: .transport,
@@ -299,7 +299,8 @@ public final class URLSessionTransport: Transport {
             lane: lane,
             watchdog: watchdog,
             cancelUpload: cancelUpload,
-            uploadProgress: uploadProgress
+            uploadProgress: uploadProgress,
+            uploadLength: request.body?.length.knownCount
         )
         responseTask.startTimers()
         startPump?(responseTask)

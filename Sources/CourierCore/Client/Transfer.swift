@@ -62,7 +62,12 @@ extension Client {
     /// Starts `request` and returns a handle with its upload and download progress as an `AsyncSequence`.
     ///
     /// The call runs in a new task; cancel it with ``Transfer/cancel()``. Progress counts the bytes Courier
-    /// hands to the transport (upload) and receives from it (download), the same way on every transport.
+    /// hands to the transport (upload) and receives from it (download), the same way on every transport; a body sent
+    /// from memory or from a file by URLSession itself counts the bytes URLSession reports sent.
+    ///
+    /// The progress sequence finishes when ``Transfer/value`` is ready. For a ``LiveResponse`` that is when the head
+    /// arrives: its body is read afterwards, by you, so its download is not reported here (count the chunks as you
+    /// read them; ``LiveResponse/length`` is the total when the server declared it).
     public func transfer<R: Request>(_ request: R) -> Transfer<R.Response> {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let task = Task {

@@ -17,6 +17,8 @@ struct PageRequest<Base: Request>: ForwardingRequest {
     /// Whether `url` is on another origin than the first page's: the page then goes without credentials, sent by
     /// a client made with ``Client/withoutCredentials()``.
     let isCrossOrigin: Bool
+    /// The origin of `url`, when the page is linked.
+    var linkedOrigin: Origin? { url.flatMap(Origin.init(url:)) }
 
     init(base: Base, url: URL?, firstServer: Server? = nil) {
         self.base = base

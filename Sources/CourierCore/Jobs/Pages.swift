@@ -96,17 +96,27 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
                 let first = try pages.client.server(for: request).0
                 call = PageRequest(base: request, url: url, firstServer: first)
             }
-            let client = call.isCrossOrigin ? pages.client.withoutCredentials() : pages.client
+            // Another origin than the first page's and than every server of the client: no credentials go there.
+            let untrusted = call.isCrossOrigin && !pages.client.knownServers.contains { $0.origin == call.linkedOrigin }
+            let client = untrusted ? pages.client.withoutCredentials() : pages.client
             let output = try await client.send(call, tags: pages.tags)
+            let url = Self.url(of: output.request)
+            if let url {
+                let key = Self.key(url)
+                // A linked page that a redirect took back to an earlier page is that page again: a cycle.
+                if case .url = current, let seen = visited[key], seen <= number {
+                    throw cycle("next link led, through a redirect, back to page \(seen)")
+                }
+                visited[key] = number + 1
+            }
             number += 1
             let page = Page(
                 value: output.value,
                 response: output.response,
                 request: call.base,
-                url: Self.url(of: output.request),
+                url: url,
                 number: number
             )
-            if let url = page.url { visited[Self.key(url)] = number }
             previous = page
             return page
         }

@@ -34,6 +34,8 @@ final class RequestRegistry: Sendable {
         var isCancelled = false
         /// The ``cancel(where:)`` calls cancelling this entry's task right now, outside the lock.
         var cancellers = 0
+        /// When it was registered, in registrations: ``cancel(where:)`` leaves the calls that started after it began.
+        var serial: UInt64 = 0
     }
 
     /// The entries in slots: a call takes a free slot (or a new one) and gives it back when it ends, with no hashing
@@ -41,11 +43,16 @@ final class RequestRegistry: Sendable {
     private struct State {
         var slots: [Entry?] = []
         var freeSlots: [Int] = []
+        /// The next entry's ``Entry/serial``.
+        var nextSerial: UInt64 = 0
 
         /// The calls in flight: the slots taken.
         var count: Int { slots.count - freeSlots.count }
 
         mutating func insert(_ entry: Entry) -> Int {
+            var entry = entry
+            entry.serial = nextSerial
+            nextSerial &+= 1
             if let slot = freeSlots.popLast() {
                 slots[slot] = entry
                 return slot
@@ -130,12 +137,16 @@ final class RequestRegistry: Sendable {
     func cancel(where matches: (Set<RequestTag>) -> Bool) -> Int {
         var cancelled = 0
         var next = 0
+        // Calls that register while this runs (between two entries, outside the lock) started after it: not theirs.
+        let started = state.withLock { $0.nextSerial }
         while true {
             let found = state.withLock { state -> (slot: Int, task: TaskHandle)? in
                 while next < state.slots.count {
                     let slot = next
                     next += 1
-                    guard let entry = state.slots[slot], !entry.isCancelled, matches(entry.tags) else { continue }
+                    guard let entry = state.slots[slot], entry.serial < started, !entry.isCancelled,
+                        matches(entry.tags)
+                    else { continue }
                     state.slots[slot]?.isCancelled = true
                     state.slots[slot]?.cancellers += 1
                     return (slot, entry.task)

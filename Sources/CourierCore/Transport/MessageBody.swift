@@ -152,6 +152,12 @@ public struct MessageBody: AsyncSequence, Sendable {
     /// An iterator over the chunks, and whether it is one that reads the body (`false`: a later iterator of a
     /// one-shot body, which only throws ``CourierError/Code/bodyNotReplayable``).
     func makeIterator() -> (iterator: AsyncIterator, readsBody: Bool) {
+        if case .observed(let base, let chunkSize, let report) = storage {
+            // The observed body's read is its base's: a second iterator of a one-shot body does not read it.
+            let (inner, readsBody) = base.makeIterator()
+            let observed = ObservedChunks.AsyncIterator(base: inner, chunkSize: chunkSize, report: report)
+            return (AsyncIterator(observed), readsBody)
+        }
         guard claimFirstRead() else {
             return (AsyncIterator(failing: CourierError(code: .bodyNotReplayable, stage: .transport)), false)
         }

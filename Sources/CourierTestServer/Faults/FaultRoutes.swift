@@ -23,6 +23,14 @@
             return handler.map { BuiltinRoute(bodyMode: .buffered, handle: $0) }
         }
 
+        /// A number of seconds between 0 and `maximum`: `fallback` when absent, 0 when negative or not a number (`nan`
+        /// would trap converting it to a duration), `maximum` when larger (`inf` included).
+        static func seconds(_ value: Double?, fallback: Double, maximum: Double) -> Double {
+            guard let value else { return fallback }
+            guard !value.isNaN, value > 0 else { return 0 }
+            return min(value, maximum)
+        }
+
         /// An integer query argument clamped to `range`, or `fallback` when absent or not an integer.
         static func integer(_ context: RouteContext, _ name: String, _ fallback: Int, in range: ClosedRange<Int>) -> Int
         {

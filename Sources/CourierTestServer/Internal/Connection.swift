@@ -134,6 +134,13 @@
         /// crashing server drops the connection. Over plain HTTP the same as ``closeCleanly()``.
         func closeWithoutCloseNotify() async {
             await drain()
+            await removeTLS()
+            _ = try? await channel.close().get()
+        }
+
+        /// Takes the TLS handler out of the pipeline, so that a close sends no `close_notify` (and does not wait for
+        /// the peer's); nothing over plain HTTP.
+        private func removeTLS() async {
             let channel = self.channel
             // On the event loop, where the handler (not `Sendable`) may be touched.
             let removed = channel.eventLoop.flatSubmit { () -> EventLoopFuture<Void> in
@@ -144,7 +151,6 @@
                 return pipeline.removeHandler(tls)
             }
             _ = try? await removed.get()
-            _ = try? await channel.close().get()
         }
 
         /// Waits for queued writes, then resets the HTTP/2 stream this connection stands for with a `RST_STREAM`
@@ -154,9 +160,11 @@
             _ = try? await channel.triggerUserOutboundEvent(HTTP2StreamResetter.Reset(code: code)).get()
         }
 
-        /// Waits for queued writes, then closes with a TCP RST (`SO_LINGER` 0 then close).
+        /// Waits for queued writes, then closes with a TCP RST (`SO_LINGER` 0 then close). Over TLS too: the TLS handler
+        /// goes first, which would otherwise send `close_notify` and end the connection cleanly instead.
         func reset() async {
             await drain()
+            await removeTLS()
             if let provider = channel as? any SocketOptionProvider {
                 _ = try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
             }

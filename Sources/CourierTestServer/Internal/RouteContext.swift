@@ -28,15 +28,21 @@
             request.queryValue(name)
         }
 
-        /// Sends `response` with a `Content-Length`; for `HEAD` the body is left out.
+        /// Whether this response's body goes on the wire: not for `HEAD` (RFC 9110 §9.3.2). Routes that write their
+        /// body themselves (chunks, drips) write nothing after the head when this is `false`.
+        var sendsBody: Bool { request.method != "HEAD" }
+
+        /// Sends `response` with a `Content-Length`; for `HEAD` the body is left out, and a 1xx, 204 or 304 has none
+        /// (RFC 9110 §6.4.1: a body there would be read as the start of the next response).
         func respond(_ response: TestServerResponse) async throws -> Disposition {
             var headers = response.headers.filter { !$0.name.caseInsensitiveEquals("Content-Length") }
             if response.status >= 200, response.status != 204 {
                 headers.append(("Content-Length", String(response.body.count)))
             }
-            var buffer = connection.channel.allocator.buffer(capacity: 256 + response.body.count)
+            let hasBody = sendsBody && response.status >= 200 && response.status != 204 && response.status != 304
+            var buffer = connection.channel.allocator.buffer(capacity: 256 + (hasBody ? response.body.count : 0))
             buffer.writeString(headText(status: response.status, headers: headers))
-            if request.method != "HEAD" {
+            if hasBody {
                 buffer.writeBytes(response.body)
             }
             try await connection.write(buffer)
@@ -82,7 +88,7 @@
 
         /// Writes one chunk of a chunked body (an empty `data` is skipped: it would end the body).
         func writeChunk(_ data: ByteBuffer) async throws {
-            guard data.readableBytes > 0 else { return }
+            guard data.readableBytes > 0, sendsBody else { return }
             try await connection.write(
                 connection.channel.allocator.buffer(string: String(data.readableBytes, radix: 16) + "\r\n"))
             try await connection.write(data)
@@ -91,7 +97,7 @@
 
         /// Writes the last chunk, ending a chunked body.
         func finishChunked() async throws -> Disposition {
-            try await connection.write("0\r\n\r\n")
+            if sendsBody { try await connection.write("0\r\n\r\n") }
             return keepAlive ? .keepAlive : .close
         }
 

@@ -32,7 +32,7 @@
             case "uuid":
                 return try await context.json(["uuid": .string(UUID().uuidString.lowercased())])
             default:
-                let seconds = min(max(Double(context.arguments.first ?? "") ?? 0, 0), 10)
+                let seconds = FaultRoutes.seconds(Double(context.arguments.first ?? ""), fallback: 0, maximum: 10)
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
                 return try await context.json(
                     dictionary(context, [.url, .args, .form, .data, .origin, .headers, .files]))

@@ -88,7 +88,7 @@
                     try await write(pending, context)
                     pending = ""
                 }
-                if sent == 1, let hold = context.query("hold") { await Gates.shared.wait(hold) }
+                if sent == 1, let hold = context.query("hold") { try await Gates.shared.wait(hold) }
                 if let dropAfter, sent >= dropAfter {
                     if context.query("partial") == "1", number + 1 < count {
                         try await write("id: \(number + 1)\nevent: tick\ndata: {\"n\":", context)
@@ -126,7 +126,7 @@
             for number in 0..<count {
                 if number > 0, interval > .zero { try await Task.sleep(for: interval) }
                 try await write("{\"n\":\(number)}\n", context)
-                if number == 0, let hold = context.query("hold") { await Gates.shared.wait(hold) }
+                if number == 0, let hold = context.query("hold") { try await Gates.shared.wait(hold) }
             }
             return try await context.finishChunked()
         }
@@ -180,20 +180,35 @@
 
             private struct State {
                 var opened: Set<String> = []
-                var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+                var waiting: [String: [UInt64: CheckedContinuation<Void, any Error>]] = [:]
+                var nextWaiter: UInt64 = 0
             }
 
             private let state = LockedBox(State())
 
             /// Returns once `name` is opened (at once if it already was).
-            func wait(_ name: String) async {
-                await withCheckedContinuation { continuation in
-                    let isOpen = state.withLock { state in
-                        if state.opened.contains(name) { return true }
-                        state.waiting[name, default: []].append(continuation)
-                        return false
+            ///
+            /// - Throws: `CancellationError` when the waiting task is cancelled first (the server shutting down, its
+            ///   connection closing), so that a stream held at a gate nobody opens never keeps ``TestServer/shutdown()``
+            ///   waiting.
+            func wait(_ name: String) async throws {
+                let waiter = state.withLock { state in
+                    defer { state.nextWaiter += 1 }
+                    return state.nextWaiter
+                }
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        let resumeNow: Result<Void, any Error>? = state.withLock { state in
+                            if state.opened.contains(name) { return .success(()) }
+                            if Task.isCancelled { return .failure(CancellationError()) }
+                            state.waiting[name, default: [:]][waiter] = continuation
+                            return nil
+                        }
+                        if let resumeNow { continuation.resume(with: resumeNow) }
                     }
-                    if isOpen { continuation.resume() }
+                } onCancel: {
+                    let continuation = state.withLock { $0.waiting[name]?.removeValue(forKey: waiter) }
+                    continuation?.resume(throwing: CancellationError())
                 }
             }
 
@@ -201,9 +216,9 @@
             func open(_ name: String) {
                 let waiters = state.withLock { state in
                     state.opened.insert(name)
-                    return state.waiting.removeValue(forKey: name) ?? []
+                    return state.waiting.removeValue(forKey: name) ?? [:]
                 }
-                for waiter in waiters { waiter.resume() }
+                for waiter in waiters.values { waiter.resume() }
             }
         }
     }

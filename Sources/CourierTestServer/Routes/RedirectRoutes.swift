@@ -42,16 +42,23 @@
             var choices: [(code: Int, weight: Double)] = []
             for item in (context.arguments.first ?? "").split(separator: ",") {
                 let parts = item.split(separator: ":", maxSplits: 1)
-                guard let code = Int(parts[0]), (100..<600).contains(code) else {
+                // Not 1xx: an interim response is not an answer, and the client would wait for the final one.
+                guard let code = Int(parts[0]), (200..<600).contains(code) else {
                     return try await context.respond(.text("Invalid status code", status: 400))
                 }
                 let weight = parts.count == 2 ? Double(parts[1]) ?? 1 : 1
-                choices.append((code, weight))
+                // A weight that is not a positive finite number counts as 0 (`inf` or `nan` would trap the pick).
+                choices.append((code, weight.isFinite && weight > 0 ? weight : 0))
             }
             guard !choices.isEmpty else {
                 return try await context.respond(.text("Invalid status code", status: 400))
             }
-            var pick = Double.random(in: 0..<choices.reduce(0) { $0 + $1.weight })
+            let total = choices.reduce(0) { $0 + $1.weight }
+            guard total > 0, total.isFinite else {
+                // No usable weight (all 0): a uniform pick, as for a list without weights.
+                return try await context.status(choices.randomElement()?.code ?? 200)
+            }
+            var pick = Double.random(in: 0..<total)
             var code = choices[choices.count - 1].code
             for choice in choices {
                 if pick < choice.weight {

@@ -59,6 +59,7 @@
             doubled.writeBytes(pattern)
 
             try await context.writeChunkedHead(headers: [("Content-Type", "application/octet-stream")])
+            guard context.sendsBody else { return try await context.finishChunked() }
             var sent = 0
             var batch = context.connection.channel.allocator.buffer(capacity: 0)
             while sent < total {
@@ -134,22 +135,27 @@
                 let chunk = body[start..<min(start + chunkSize, total)]
                 try await context.writeChunk(context.connection.channel.allocator.buffer(bytes: chunk))
             }
-            try await context.connection.write("0\r\n" + trailers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
+            if context.sendsBody {
+                try await context.connection.write(
+                    "0\r\n" + trailers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
+            }
             return context.keepAlive ? .keepAlive : .close
         }
 
         /// `/drip?duration=2&numbytes=10&code=200&delay=0`: `numbytes` asterisks spread over `duration` seconds.
         private static func drip(_ context: RouteContext) async throws -> Disposition {
-            let duration = max(context.query("duration").flatMap { Double($0) } ?? 2, 0)
+            let duration = FaultRoutes.seconds(
+                context.query("duration").flatMap { Double($0) }, fallback: 2, maximum: 600)
             let count = context.query("numbytes").flatMap { Int($0) } ?? 10
             let code = context.query("code").flatMap { Int($0) } ?? 200
-            let delay = max(context.query("delay").flatMap { Double($0) } ?? 0, 0)
+            let delay = FaultRoutes.seconds(context.query("delay").flatMap { Double($0) }, fallback: 0, maximum: 60)
             guard count > 0, count <= 10 * 1024 * 1024, (100..<600).contains(code) else {
                 return try await context.respond(.text("number of bytes must be positive", status: 400))
             }
             try await Task.sleep(for: .milliseconds(Int(min(delay, 60) * 1000)))
             let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(count))]
             try await context.connection.write(context.headText(status: code, headers: headers))
+            guard context.sendsBody else { return context.keepAlive ? .keepAlive : .close }
             let pause = Duration.milliseconds(Int(min(duration, 600) * 1000)) / count
             for index in 0..<count {
                 try await context.connection.write("*")

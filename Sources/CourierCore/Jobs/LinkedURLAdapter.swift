@@ -4,9 +4,10 @@ import HTTPTypes
 /// Points the request at a linked URL (a next-page `Link`): its scheme, authority, path and query replace the
 /// request's own. Runs after the request's adapters, before the client's (so auth sees the real origin).
 ///
-/// A page on another origin than the first page's is sent by a client made with ``Client/withoutCredentials()``:
-/// the pipeline removes the credential headers every adapter added (`Authorization`, `Cookie`, an `X-Api-Key` the
-/// redactor knows, a client adapter's fixed header included), as after a redirect to another origin.
+/// A page on an origin the client does not trust (neither the first page's nor one of the client's servers) is sent
+/// by a client made with ``Client/withoutCredentials()``: the pipeline removes the credential headers every adapter
+/// added (`Authorization`, `Cookie`, an `X-Api-Key` the redactor knows, a client adapter's fixed header included), as
+/// after a redirect to another origin.
 struct LinkedURLAdapter: RequestAdapter {
     let url: URL
 

@@ -14,22 +14,21 @@ struct PageRequest<Base: Request>: ForwardingRequest {
     /// The server `base` goes to (the first page's): a linked page keeps its TLS and proxy options, and on the
     /// same origin its headers (an API key).
     let firstServer: Server?
-    /// Whether `url` is on another origin than the first page's: the page then goes without credentials, sent by
-    /// a client made with ``Client/withoutCredentials()``.
-    let isCrossOrigin: Bool
-    /// The origin of `url`, when the page is linked.
-    var linkedOrigin: Origin? { url.flatMap(Origin.init(url:)) }
+    /// Whether `url` is on an origin the client does not send credentials to: neither the first page's nor one of
+    /// the client's servers (`trusted`). The page is then sent by a client made with ``Client/withoutCredentials()``.
+    let goesWithoutCredentials: Bool
 
-    init(base: Base, url: URL?, firstServer: Server? = nil) {
+    init(base: Base, url: URL?, firstServer: Server? = nil, trusted: [Server] = []) {
         self.base = base
         self.url = url
         self.firstServer = firstServer
-        let first = firstServer ?? base.server
-        if let url {
-            isCrossOrigin = first.map { Origin(url: url) != $0.origin } ?? true
-        } else {
-            isCrossOrigin = false
+        guard let url else {
+            goesWithoutCredentials = false
+            return
         }
+        let origin = Origin(url: url)
+        let first = firstServer ?? base.server
+        goesWithoutCredentials = first?.origin != origin && !trusted.contains { $0.origin == origin }
     }
 
     var server: Server? {

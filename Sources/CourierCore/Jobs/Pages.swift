@@ -94,11 +94,9 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
                 visited[key] = number + 1
                 // The first page's server: its pins, proxy and (on its origin) headers go with the linked page.
                 let first = try pages.client.server(for: request).0
-                call = PageRequest(base: request, url: url, firstServer: first)
+                call = PageRequest(base: request, url: url, firstServer: first, trusted: pages.client.knownServers)
             }
-            // Another origin than the first page's and than every server of the client: no credentials go there.
-            let untrusted = call.isCrossOrigin && !pages.client.knownServers.contains { $0.origin == call.linkedOrigin }
-            let client = untrusted ? pages.client.withoutCredentials() : pages.client
+            let client = call.goesWithoutCredentials ? pages.client.withoutCredentials() : pages.client
             let output = try await client.send(call, tags: pages.tags)
             let url = Self.url(of: output.request)
             if let url {

@@ -24,34 +24,23 @@ extension MessageBody {
     }
 }
 
-/// Chunks of a body with a running count reported as they pass.
-struct ObservedChunks: AsyncSequence, Sendable {
-    typealias Element = ArraySlice<UInt8>
-    let base: MessageBody
+/// The chunks of a body's iterator, at most `chunkSize` bytes each, with the running count reported as they pass.
+struct ObservedChunks: AsyncIteratorProtocol {
+    var base: MessageBody.AsyncIterator
+    var pending: ArraySlice<UInt8> = []
     let chunkSize: Int
     let report: @Sendable (Int64) -> Void
+    var count: Int64 = 0
 
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: MessageBody.AsyncIterator
-        var pending: ArraySlice<UInt8> = []
-        let chunkSize: Int
-        let report: @Sendable (Int64) -> Void
-        var count: Int64 = 0
-
-        mutating func next() async throws -> ArraySlice<UInt8>? {
-            if pending.isEmpty {
-                guard let chunk = try await base.next() else { return nil }
-                pending = chunk
-            }
-            let piece = pending.prefix(chunkSize)
-            pending = pending.dropFirst(piece.count)
-            count += Int64(piece.count)
-            report(count)
-            return piece
+    mutating func next() async throws -> ArraySlice<UInt8>? {
+        if pending.isEmpty {
+            guard let chunk = try await base.next() else { return nil }
+            pending = chunk
         }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: base.makeAsyncIterator(), chunkSize: chunkSize, report: report)
+        let piece = pending.prefix(chunkSize)
+        pending = pending.dropFirst(piece.count)
+        count += Int64(piece.count)
+        report(count)
+        return piece
     }
 }

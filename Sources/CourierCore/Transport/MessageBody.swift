@@ -155,8 +155,7 @@ public struct MessageBody: AsyncSequence, Sendable {
         if case .observed(let base, let chunkSize, let report) = storage {
             // The observed body's read is its base's: a second iterator of a one-shot body does not read it.
             let (inner, readsBody) = base.makeIterator()
-            let observed = ObservedChunks.AsyncIterator(base: inner, chunkSize: chunkSize, report: report)
-            return (AsyncIterator(observed), readsBody)
+            return (AsyncIterator(ObservedChunks(base: inner, chunkSize: chunkSize, report: report)), readsBody)
         }
         guard claimFirstRead() else {
             return (AsyncIterator(failing: CourierError(code: .bodyNotReplayable, stage: .transport)), false)
@@ -174,8 +173,9 @@ public struct MessageBody: AsyncSequence, Sendable {
             return AsyncIterator(FileChunks(url: url, chunkSize: chunkSize).makeAsyncIterator())
         case .collectable(let box):
             return box.makeIterator()
-        case .observed(let base, let chunkSize, let report):
-            return AsyncIterator(ObservedChunks(base: base, chunkSize: chunkSize, report: report).makeAsyncIterator())
+        case .observed:
+            // Not reached: `makeIterator()` hands an observed body's read to its base before it gets here.
+            return makeIterator().iterator
         }
     }
 

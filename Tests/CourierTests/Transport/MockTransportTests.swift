@@ -300,14 +300,14 @@ struct MockTransportTests {
         let chunks = [ArraySlice("abc".utf8)]
         let head = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/upload")
         for declared: Int64 in [5, 2] {
-            let body = MessageBody(AsyncChunks(chunks: chunks), length: .known(declared), iterationBehavior: .single)
+            let body = MessageBody(ChunkSequence(chunks: chunks), length: .known(declared), iterationBehavior: .single)
             let error = await expectCourierError {
                 _ = try await mock.send(OutgoingRequest(head: head, body: body), context: TransportContext())
             }
             #expect(error?.code == .invalidBody)
             #expect(error?.stage == .transport)
         }
-        let exact = MessageBody(AsyncChunks(chunks: chunks), length: .known(3), iterationBehavior: .single)
+        let exact = MessageBody(ChunkSequence(chunks: chunks), length: .known(3), iterationBehavior: .single)
         let response = try await mock.send(OutgoingRequest(head: head, body: exact), context: TransportContext())
         #expect(response.head.status.code == 204)
         #expect(mock.recordedRequests.map(\.bodyText) == ["abc", "abc", "abc"])
@@ -323,16 +323,4 @@ struct MockTransportTests {
         #expect(!message.contains("123456"))
         #expect(message.contains("# body of 16 bytes not shown"))
     }
-}
-
-/// Byte chunks as an async sequence.
-private struct AsyncChunks: AsyncSequence, Sendable {
-    let chunks: [ArraySlice<UInt8>]
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: IndexingIterator<[ArraySlice<UInt8>]>
-        mutating func next() async -> ArraySlice<UInt8>? { base.next() }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeIterator()) }
 }

@@ -6,19 +6,10 @@ import Testing
 
 @Suite("MessageBody: observed for progress", .timeLimit(.minutes(1)))
 struct ObservedBodyTests {
-    /// Byte chunks as a one-shot async sequence.
-    private struct Chunks: AsyncSequence, Sendable {
-        let chunks: [ArraySlice<UInt8>]
-        struct AsyncIterator: AsyncIteratorProtocol {
-            var base: IndexingIterator<[ArraySlice<UInt8>]>
-            mutating func next() async -> ArraySlice<UInt8>? { base.next() }
-        }
-        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: chunks.makeIterator()) }
-    }
-
     @Test("an observed one-shot body is read once: a second iterator does not read it, as without the observer")
     func secondIteratorDoesNotRead() async throws {
-        let base = MessageBody(Chunks(chunks: [[1, 2], [3]]), length: .known(3), iterationBehavior: .single)
+        let base = MessageBody(
+            ChunkSequence<ArraySlice<UInt8>>(chunks: [[1, 2], [3]]), length: .known(3), iterationBehavior: .single)
         let counts = DecisionFixtures.Journal()
         let observed = base.observing { counts.record("\($0)") }
         let first = observed.makeIterator()

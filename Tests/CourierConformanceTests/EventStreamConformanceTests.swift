@@ -89,9 +89,10 @@ extension Conformance {
         @Test("heartbeats keep a quiet stream inside the idle timeout", arguments: TransportKind.all)
         func heartbeatsKeepAlive(transport: TransportKind) async throws {
             try await withTestServer { server in
-                let client = Self.client(transport, server, idleTimeout: .milliseconds(400))
-                // 800 ms between events, twice the idle timeout; a comment every 100 ms.
-                let query: Parameters = ["count": 3, "interval_ms": 800, "heartbeat_ms": 100]
+                let client = Self.client(transport, server, idleTimeout: .seconds(1))
+                // 1.5 s between events, past the idle timeout; a comment every 100 ms. The heartbeats come from the
+                // test server's tasks, on the test process's busy threads: the margin allows a 0.9 s stall.
+                let query: Parameters = ["count": 3, "interval_ms": 1500, "heartbeat_ms": 100]
                 let before = server.requestCount
                 var ids: [String?] = []
                 for try await event in client.events(Stream(path: "/sse", query: query), reconnect: .disabled) {
@@ -108,7 +109,8 @@ extension Conformance {
         func idleTimeout(transport: TransportKind) async throws {
             try await withTestServer { server in
                 let client = Self.client(transport, server, idleTimeout: .milliseconds(300))
-                let query: Parameters = ["count": 3, "interval_ms": 1000, "retry": 0]
+                // Events 2 s apart: a timer late by a loaded machine's scheduling still fires before the next one.
+                let query: Parameters = ["count": 3, "interval_ms": 2000, "retry": 0]
                 let live = try await client.send(Stream(path: "/sse", query: query))
                 var iterator = live.makeAsyncIterator()
                 let error = await expectCourierError {

@@ -62,13 +62,15 @@ extension Conformance {
             let error = await expectCourierError { try await client.send(Raw(path: "/get", retryPolicy: .disabled)) }
             let elapsed = ContinuousClock.now - start
             #expect(error?.code == .connectTimeout, "\(String(describing: error))")
-            #expect(elapsed >= .milliseconds(800) && elapsed < .milliseconds(1600), "took \(elapsed)")
+            // Not early; late only by the machine's scheduling (up to ~2 s seen on a loaded CI machine). A connect with no
+            // timeout would wait for the kernel's SYN retries (~127 s), past the 30 s idle timeout.
+            #expect(elapsed >= .milliseconds(800) && elapsed < .seconds(3), "took \(elapsed)")
             print(
                 "conformance: \(transport.name) · connect timeout 1 s: \(error?.code.description ?? "-") in \(elapsed)")
         }
 
         @Test(
-            "row 24: a server that never answers fails with idleTimeout at the idle timeout ± 20 %",
+            "row 24: a server that never answers fails with idleTimeout at the idle timeout, not before",
             arguments: TransportKind.all)
         func idleTimeout(transport: TransportKind) async throws {
             try await withTestServer { server in
@@ -77,7 +79,10 @@ extension Conformance {
                 let error = await expectCourierError { try await client.send(Raw(path: "/fault/never-answer")) }
                 let elapsed = ContinuousClock.now - start
                 #expect(error?.code == .idleTimeout, "\(String(describing: error))")
-                #expect(elapsed >= .milliseconds(800) && elapsed <= .milliseconds(1200), "took \(elapsed)")
+                // The timer fires at 1 s (1.001-1.003 s measured here, printed below); the upper bound leaves room for a
+                // loaded CI machine's scheduling (~2 s seen), and a missing idle timer still fails it: the next timer
+                // is the 10 s connect timeout.
+                #expect(elapsed >= .milliseconds(800) && elapsed < .seconds(3), "took \(elapsed)")
                 // An idle timeout is not retried: the server accepted the request and went silent.
                 #expect(server.requestCount == 1)
                 print(
@@ -117,7 +122,7 @@ extension Conformance {
                     path: "/fault/drip", query: ["bytes": 100, "interval_ms": 100], timeout: .milliseconds(700))
                 let dripError = await expectCourierError { try await client.send(drip) }
                 #expect(dripError?.code == .timedOut, "\(String(describing: dripError))")
-                #expect(ContinuousClock.now - start < .seconds(2))
+                #expect(ContinuousClock.now - start < .seconds(5), "the drip lasts 10 s")
             }
         }
 
@@ -428,7 +433,7 @@ extension Conformance {
                 let start = ContinuousClock.now
                 transfer.cancel()
                 await #expect(throws: CancellationError.self) { try await transfer.value }
-                #expect(ContinuousClock.now - start < .seconds(1))
+                #expect(ContinuousClock.now - start < .seconds(3), "the drip lasts far longer")
                 #expect(server.requestCount == 1)
             }
         }

@@ -105,7 +105,7 @@ extension Conformance {
             let start = ContinuousClock.now
             #expect(client.cancelAll(tagged: "batch") == 1)
             await #expect(throws: CancellationError.self) { try await group.value }
-            #expect(ContinuousClock.now - start < .seconds(2))
+            #expect(ContinuousClock.now - start < .seconds(5))
             #expect(client.callsInFlight == 0)
             #expect(server.requestCount == 3)
             await gate.releaseAll()

@@ -64,9 +64,10 @@ extension Conformance {
         func pings(transport: TransportKind) async throws {
             let client = Client(
                 server: Server(baseURL: try Self.lab()),
-                transport: transport.makeWithTimeouts(.seconds(5), .milliseconds(500)))
+                transport: transport.makeWithTimeouts(.seconds(5), .seconds(1)))
             var ids: [String?] = []
-            let query: Parameters = ["count": 3, "interval_ms": 1000, "ping_ms": 100]
+            // Events 1.5 s apart, past the idle timeout; a ping every 100 ms leaves room for a 0.9 s stall.
+            let query: Parameters = ["count": 3, "interval_ms": 1500, "ping_ms": 100]
             for try await event in client.events(Stream(path: "/ticks", query: query), reconnect: .disabled) {
                 ids.append(event.id)
             }

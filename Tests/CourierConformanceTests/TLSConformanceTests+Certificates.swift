@@ -45,7 +45,7 @@ extension Conformance.TLSConformanceTests {
                 let error = try await expectTLSFailure { try await client.send(HTTPSBytes(path: "/get")) }
                 let elapsed = ContinuousClock.now - start
                 #expect(error?.code == bad.expected, "\(String(describing: error))")
-                #expect(elapsed < .seconds(2), "took \(elapsed)")
+                #expect(elapsed < .seconds(5), "took \(elapsed)")
                 #expect(attempts(error) == 1, "a TLS failure is never retried")
                 #expect(error.map { ErrorMessageProvider().message(for: $0) } == TLSLab.secureConnectionSentence)
                 if let server {
@@ -97,7 +97,7 @@ extension Conformance.TLSConformanceTests {
                 // (row 25), the second is diagnosed (one handshake without a request) and not retried again.
                 #expect(error?.code == .clientCertificateRejected, "\(String(describing: error))")
                 #expect(attempts(error) <= 2, "retried \(attempts(error)) times")
-                #expect(ContinuousClock.now - start < .seconds(2))
+                #expect(ContinuousClock.now - start < .seconds(5))
                 #expect(server.requestCount == before)
                 let handshakes = server.connectionCount - connectionsBefore
                 return

@@ -53,7 +53,7 @@ extension Conformance.TLSConformanceTests {
                 drip.cancel()
                 await #expect(throws: CancellationError.self) { try await drip.value }
                 let cancelled = ContinuousClock.now - start
-                #expect(cancelled < .seconds(1), "cancel took \(cancelled)")
+                #expect(cancelled < .seconds(3), "cancel took \(cancelled)")
                 #expect(try await others == (1...10).reduce(0, +))
                 // Cancelling resets the stream, not the connection: the next call still shares it.
                 _ = try await client.send(HTTPSCall<Echo>(path: "/get", query: ["after": "cancel"]))

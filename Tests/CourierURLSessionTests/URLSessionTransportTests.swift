@@ -232,7 +232,7 @@ struct URLSessionTransportTests {
         let result = await reader.result
         let elapsed = ContinuousClock.now - start
         #expect(throws: CancellationError.self) { try result.get() }
-        #expect(elapsed < .milliseconds(500))
+        #expect(elapsed < .seconds(3), "/stall drips for minutes")
     }
 
     @Test func cancellingBeforeTheHeadCancelsPromptly() async throws {
@@ -249,7 +249,7 @@ struct URLSessionTransportTests {
         call.cancel()
         let result = await call.result
         #expect(throws: CancellationError.self) { try result.get() }
-        #expect(ContinuousClock.now - start < .milliseconds(500))
+        #expect(ContinuousClock.now - start < .seconds(3), "/stall-head never answers")
     }
 
     @Test func theDeadlineFailsWithTimedOut() async throws {
@@ -260,7 +260,7 @@ struct URLSessionTransportTests {
             try await transport.send(try request(.get, "/stall-head"), context: context)
         }
         #expect(error?.code == .timedOut)
-        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(ContinuousClock.now - start < .seconds(5), "/stall-head never answers")
     }
 
     @Test func aGzipBombFailsWithTheDecompressionLimitAndBoundedMemory() async throws {

@@ -120,7 +120,25 @@ struct ServerRobustnessTests {
         #expect(finished, "shutdown() still waiting after 20 s")
     }
 
-    @Test("a server on ::1 gives a base URL on ::1")
+    /// Whether this machine has IPv6 loopback (a container may have IPv6 disabled): binding a socket to ::1.
+    static let hasIPv6Loopback: Bool = {
+        let descriptor = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
+        }
+        return bound == 0
+    }()
+
+    @Test(
+        "a server on ::1 gives a base URL on ::1",
+        .enabled(if: hasIPv6Loopback, "this machine has no IPv6 loopback (::1 cannot be bound)"))
     func ipv6BaseURL() async throws {
         let server = try await TestServer.start(host: "::1")
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: noRedirects)

@@ -120,6 +120,42 @@ struct ServerRobustnessTests {
         #expect(finished, "shutdown() still waiting after 20 s")
     }
 
+    @Test("a chunked body that grows past the 64 MiB limit gets its 413, not a reset, every time")
+    func tooLargeIsAnsweredNotReset() async throws {
+        let chunk = ByteBuffer(repeating: 0x61, count: 1 << 20)
+        try await withServer { server, client in
+            for _ in 0..<3 {
+                var request = HTTPClientRequest(url: "\(server.baseURL)/post")
+                request.method = .POST
+                // 64 chunks of 1 MiB (one shared buffer), then one byte: chunked, no length.
+                let (chunks, continuation) = AsyncStream<ByteBuffer>.makeStream()
+                for _ in 0..<64 { continuation.yield(chunk) }
+                continuation.yield(ByteBuffer(bytes: [0x61]))
+                continuation.finish()
+                request.body = .stream(chunks, length: .unknown)
+                let response = try await client.execute(request, timeout: .seconds(30))
+                #expect(response.status.code == 413)
+                #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "request body too large")
+            }
+        }
+    }
+
+    @Test(
+        "a body declared over the 64 MiB limit gets a 413 at once, without a 100 Continue first",
+        arguments: ["", "Expect: 100-continue\r\n"])
+    func tooLargeIsRefusedBeforeTheBody(expect: String) async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.shutdown() } }
+        let declared = TestServerRequest.maximumBodySize + 1
+        // Only the head is sent: a server that waits for the body (or sends 100 Continue) answers nothing else.
+        let text = await rawExchange(
+            port: server.port,
+            "POST /post HTTP/1.1\r\nHost: t\r\nContent-Length: \(declared)\r\n\(expect)\r\n", then: "")
+        #expect(text.hasPrefix("HTTP/1.1 413 "), "\(text.prefix(200))")
+        #expect(text.contains("request body too large"))
+        try await server.shutdown()
+    }
+
     /// Whether this machine has IPv6 loopback (a container may have IPv6 disabled): binding a socket to ::1.
     static let hasIPv6Loopback: Bool = {
         let descriptor = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)

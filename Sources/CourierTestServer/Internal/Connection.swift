@@ -129,6 +129,18 @@
             _ = try? await channel.close().get()
         }
 
+        /// Waits for queued writes, then reads and discards what the client still sends until it closes, or for at
+        /// most `limit`, and closes: the lingering close of nginx and Apache. Closing at once with unread bytes
+        /// makes the kernel answer with a reset, and a reset can destroy a response the client has not read yet.
+        func closeLingering(for limit: TimeAmount = .seconds(2)) async {
+            await drain()
+            let channel = self.channel
+            let deadline = channel.eventLoop.scheduleTask(in: limit) { channel.close(promise: nil) }
+            while (try? await nextPart()) != nil {}
+            deadline.cancel()
+            _ = try? await channel.close().get()
+        }
+
         /// Waits for queued writes, then closes with a FIN but, over TLS, without TLS's `close_notify` first (the TLS
         /// handler is taken out of the pipeline): the peer sees an unclean TLS shutdown, as when a load balancer or a
         /// crashing server drops the connection. Over plain HTTP the same as ``closeCleanly()``.

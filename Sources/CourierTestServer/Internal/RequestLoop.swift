@@ -44,15 +44,19 @@
             let (path, _) = URIParts.split(head.uri)
             let routed = Router.route(for: path)
             let custom = state.customRoute(method: head.method.rawValue, path: path)
+            let buffersBody = custom != nil || routed?.route.bodyMode != .streamed
+            // A body declared larger than the limit is refused before it is sent: no `100 Continue` for it.
+            let declared = head.headers["Content-Length"].first.flatMap { Int($0) } ?? 0
+            if buffersBody, declared > TestServerRequest.maximumBodySize {
+                return try await refuseTooLarge(head, on: connection)
+            }
             if head.headers["Expect"].contains(where: { $0.lowercased() == "100-continue" }) {
                 try await connection.write("HTTP/1.1 100 Continue\r\n\r\n")
             }
             var body: [UInt8] = []
-            if custom != nil || routed?.route.bodyMode != .streamed {
+            if buffersBody {
                 guard let buffered = try await connection.readBody(limit: TestServerRequest.maximumBodySize) else {
-                    let context = makeContext(head, body: [], connection: connection, arguments: [])
-                    _ = try await context.respond(.text("request body too large", status: 413))
-                    return .close
+                    return try await refuseTooLarge(head, on: connection)
                 }
                 body = buffered
             }
@@ -70,6 +74,20 @@
                 return try await context.respond(.text("not found", status: 404))
             }
             return try await route.handle(context)
+        }
+
+        /// Answers `413` to a body over ``TestServerRequest/maximumBodySize``, then closes the connection lingering:
+        /// the client may still be sending the body, and a close with unread bytes makes the kernel send a reset,
+        /// which can destroy the `413` before the client has read it.
+        private func refuseTooLarge(_ head: HTTPRequestHead, on connection: Connection) async throws -> Disposition {
+            let context = makeContext(head, body: [], connection: connection, arguments: [])
+            var response = TestServerResponse.text("request body too large", status: 413)
+            if head.version.major == 1, head.isKeepAlive {
+                response.headers.append(("Connection", "close"))  // HTTP/2 has no such header
+            }
+            _ = try await context.respond(response)
+            await connection.closeLingering()
+            return .closed
         }
 
         private func makeContext(

@@ -111,15 +111,21 @@
         typealias Element = ArraySlice<UInt8>
         let base: HTTPClientResponse.Body
         let timeouts: AsyncHTTPClientTransport.Timeouts
+        /// Whether `ChannelError.ioOnClosedChannel` ends the body: AsyncHTTPClient's own close of an HTTP/1.1
+        /// connection after a response of 300 or more that stopped the upload (see `transportResponse`).
+        let endsAtOwnClose: Bool
 
         struct AsyncIterator: AsyncIteratorProtocol {
             var base: HTTPClientResponse.Body.AsyncIterator
             let timeouts: AsyncHTTPClientTransport.Timeouts
+            let endsAtOwnClose: Bool
 
             mutating func next() async throws -> ArraySlice<UInt8>? {
                 do {
                     guard var buffer = try await base.next() else { return nil }
                     return ArraySlice(buffer.readBytes(length: buffer.readableBytes) ?? [])
+                } catch ChannelError.ioOnClosedChannel where endsAtOwnClose {
+                    return nil
                 } catch {
                     throw AsyncHTTPClientTransport.translate(error, phase: .body, timeouts: timeouts)
                 }
@@ -127,14 +133,17 @@
         }
 
         func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: base.makeAsyncIterator(), timeouts: timeouts)
+            AsyncIterator(base: base.makeAsyncIterator(), timeouts: timeouts, endsAtOwnClose: endsAtOwnClose)
         }
 
         func collect(upTo limit: Int) async throws -> Data {
             let collected: ByteBuffer
             do {
                 // NIO traps on a negative limit; 0 refuses any byte, as a negative one did.
-                collected = try await Self.gather(base, upTo: Swift.max(limit, 0))
+                collected =
+                    endsAtOwnClose
+                    ? try await Self.gatherUntilClosed(base, upTo: Swift.max(limit, 0))
+                    : try await Self.gather(base, upTo: Swift.max(limit, 0))
             } catch is NIOTooManyBytesError {
                 throw CourierError.bodyTooLarge(limit: limit, announced: nil)
             } catch {
@@ -154,6 +163,23 @@
             _ buffers: Buffers, upTo limit: Int
         ) async throws -> ByteBuffer where Buffers.Element == ByteBuffer {
             try await buffers.collect(upTo: limit)
+        }
+
+        /// ``gather(_:upTo:)`` that ends at `ChannelError.ioOnClosedChannel`, keeping what arrived before it.
+        @inline(never)
+        private static func gatherUntilClosed(
+            _ buffers: HTTPClientResponse.Body, upTo limit: Int
+        ) async throws -> ByteBuffer {
+            var collected = ByteBuffer()
+            do {
+                for try await var buffer in buffers {
+                    guard collected.readableBytes + buffer.readableBytes <= limit else {
+                        throw NIOTooManyBytesError(maxBytes: limit)
+                    }
+                    collected.writeBuffer(&buffer)
+                }
+            } catch ChannelError.ioOnClosedChannel {}
+            return collected
         }
     }
 #endif

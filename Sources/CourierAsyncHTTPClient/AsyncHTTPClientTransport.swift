@@ -274,7 +274,7 @@
             } catch {
                 throw await failure(error, request: request, route: route, context: context)
             }
-            return try transportResponse(response)
+            return try transportResponse(response, sentBody: request.body != nil)
         }
 
         /// A failed attempt's error, translated (and for a TLS failure, diagnosed); a function of its own, so that
@@ -311,7 +311,7 @@
 
         /// Courier's response for AsyncHTTPClient's: its head, and its body as it streams.
         @inline(never)
-        private func transportResponse(_ response: HTTPClientResponse) throws -> TransportResponse {
+        private func transportResponse(_ response: HTTPClientResponse, sentBody: Bool) throws -> TransportResponse {
             guard response.history.count <= 1 else {
                 throw CourierError(
                     code: .unsupported,
@@ -329,8 +329,15 @@
             if !(decompresses && converted.isEncoded), let count = converted.contentLength {
                 length = .known(count)
             }
+            // A status of 300 or more that came while the request body was still going out (a 413 from nginx's
+            // `client_max_body_size`, a 401 before the upload): AsyncHTTPClient stops the upload and closes the
+            // HTTP/1.1 connection itself, and closing before it hands over the response's end fails the body with
+            // `ioOnClosedChannel`. That is the end of the body, not a lost connection.
+            let endsAtOwnClose = sentBody && head.status.code >= 300 && response.version.major == 1
             let body = MessageBody(
-                collectable: ResponseBodySequence(base: response.body, timeouts: timeouts), length: length)
+                collectable: ResponseBodySequence(
+                    base: response.body, timeouts: timeouts, endsAtOwnClose: endsAtOwnClose),
+                length: length)
             return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
         }
 

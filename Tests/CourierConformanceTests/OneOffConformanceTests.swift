@@ -27,6 +27,26 @@ extension Conformance {
         }
 
         @Test(
+            "client.put / patch decode; delete and call without as: need no type and check the status",
+            arguments: TransportKind.all, ServerKind.all)
+        func methodsWithoutType(transport: TransportKind, server: ServerKind) async throws {
+            try await server.withBaseURL { baseURL in
+                let client = makeClient(transport, baseURL)
+                let put = try await client.put("/put", body: .json(["name": "Ada"]), as: Echo.self)
+                #expect(put.json == .object(["name": .string("Ada")]))
+                let patched = try await client.patch(
+                    "/patch", body: .form(["n": "1"]), query: ["q": "1"], as: Echo.self)
+                #expect(patched.args == ["q": "1"])
+                #expect(patched.form == ["n": "1"])
+                try await client.delete("/delete", query: ["id": "7"])
+                try await client.call(.put, "/status/204", body: .text("x"))
+                let refused = await expectCourierError { try await client.delete("/status/409") }
+                #expect(refused?.code == .unacceptableStatus)
+                #expect(refused?.response?.status.code == 409)
+            }
+        }
+
+        @Test(
             "exchange(for:) returns the value with status, header fields, attempts, trace and duration",
             arguments: TransportKind.all, ServerKind.all)
         func exchange(transport: TransportKind, server: ServerKind) async throws {

@@ -9,7 +9,11 @@ import HTTPTypes
 /// ``CourierError/Code/missingCredential`` when the provider has no token or the origin is not trusted.
 ///
 /// ```swift
-/// let client = Client(server: production, transport: transport, adapters: [.bearer { await session.token }])
+/// // On every request of a client:
+/// let client = Client(server: production, transport: transport).configured {
+///     $0.adapters.append(.bearer { await session.token })
+/// }
+/// // Or on one request type: var adapters: [any RequestAdapter] { standardAdapters + [.bearer { … }] }
 /// ```
 public struct BearerTokenAdapter: InPlaceAdapter {
     /// Returns the current token, or `nil` when signed out.

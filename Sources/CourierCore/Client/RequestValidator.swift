@@ -36,7 +36,8 @@ enum RequestValidator {
             let host = hostPart(of: authority)
             guard cleartextPolicy.allows(host: host) else {
                 throw invalidURL(
-                    "cleartext http to '\(host)' is not allowed; use https or allow the host in the cleartext policy"
+                    "cleartext http to '\(host)' is not allowed; use https, or allow the host in "
+                        + "Client.Configuration.cleartextPolicy (.hosts([\"\(host)\"]))"
                 )
             }
         }

@@ -46,6 +46,8 @@ final class ResponseTask: Sendable {
         var bodyWaiter: CheckedContinuation<ArraySlice<UInt8>?, any Error>?
         var failure: (any Error)?
         var isComplete = false
+        /// The head came from a declined authentication challenge: the task's cancellation ends the body.
+        var endsAtCancellation = false
         var isPaused = false
         var redirect = Redirect.none
         var lastProgress = ContinuousClock.now
@@ -238,6 +240,22 @@ final class ResponseTask: Sendable {
         state.withLock { $0.expectedLength = nil }
     }
 
+    /// Ends the task at the authentication challenge the delegate declined (a `401` or `407` with
+    /// `WWW-Authenticate`). FoundationNetworking delivers that response, then holds the task for any answer but
+    /// `.rejectProtectionSpace` until the idle timeout; that one cancels the task. So the challenge's response is the
+    /// task's head (taken here if it has not arrived), the body is what arrived before, and the cancellation that
+    /// follows ends it.
+    func endAtChallenge(_ response: URLResponse?) {
+        if let response, state.withLock({ $0.head == nil && $0.failure == nil }) {
+            didReceive(response: response)
+        }
+        state.withLock {
+            guard $0.failure == nil else { return }
+            $0.expectedLength = nil
+            $0.endsAtCancellation = true
+        }
+    }
+
     func didReceive(response: URLResponse) {
         let head: HTTPResponse
         let framing: URLSessionTransport.Framing
@@ -354,6 +372,7 @@ final class ResponseTask: Sendable {
         let outcome = state.withLock { state -> (Settled, (any Error)?)? in
             guard state.failure == nil, !state.isComplete else { return nil }
             let failure: (any Error)?
+            let error = state.endsAtCancellation && (error as? URLError)?.code == .cancelled ? nil : error
             if let error {
                 failure = URLSessionTransport.map(
                     error,

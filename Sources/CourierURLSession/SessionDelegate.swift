@@ -109,6 +109,35 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(nil)
     }
 
+    /// Declines HTTP authentication (Basic, Digest, NTLM, Negotiate): a `401` with `WWW-Authenticate` comes back as
+    /// the response it is, for Courier's adapters and refresh decision, which do authentication on every transport.
+    /// Without an answer here FoundationNetworking held such a task until the idle timeout (60 s by default) and it
+    /// failed with `idleTimeout`; a credential from URLSession's own storage would also bypass Courier's rule that
+    /// credentials go to the client's origins only. Other challenges (server trust) get the default handling.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(Darwin)
+            let method = challenge.protectionSpace.authenticationMethod
+            let isTLS =
+                method == NSURLAuthenticationMethodServerTrust || method == NSURLAuthenticationMethodClientCertificate
+        #else
+            let isTLS = false  // FoundationNetworking raises HTTP authentication challenges only
+        #endif
+        if isTLS {
+            completionHandler(.performDefaultHandling, nil)
+        } else {
+            #if !canImport(Darwin)
+                // Declining cancels the task on Linux: its response becomes the task's head first.
+                responseTask(for: task)?.endAtChallenge(challenge.failureResponse)
+            #endif
+            completionHandler(.rejectProtectionSpace, nil)
+        }
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let responseTask = tasks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         if error == nil { responseTask?.adoptUndeliveredRedirect(task.response) }

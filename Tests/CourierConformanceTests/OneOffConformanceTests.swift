@@ -47,6 +47,29 @@ extension Conformance {
         }
 
         @Test(
+            "Basic authentication: /basic-auth accepts the adapter's credentials, and refuses wrong ones with 401",
+            arguments: TransportKind.all, ServerKind.all)
+        func basicAuthentication(transport: TransportKind, server: ServerKind) async throws {
+            struct Authenticated: Decodable, Sendable {
+                let authenticated: Bool
+                let user: String
+            }
+            try await server.withBaseURL { baseURL in
+                let client = makeClient(transport, baseURL).configured {
+                    $0.adapters.append(.basic(user: "ada", password: "pä ss:w"))
+                }
+                let answer = try await client.get("/basic-auth/ada/pä ss:w", as: Authenticated.self)
+                #expect(answer.authenticated && answer.user == "ada")
+                // A 401 with WWW-Authenticate: URLSession on Linux held it until the idle timeout (60 s, idleTimeout).
+                let start = ContinuousClock.now
+                let wrong = await expectCourierError { try await client.get("/basic-auth/ada/other", as: Data.self) }
+                #expect(wrong?.code == .unacceptableStatus, "\(String(describing: wrong))")
+                #expect(wrong?.response?.status.code == 401)
+                #expect(ContinuousClock.now - start < .seconds(10))
+            }
+        }
+
+        @Test(
             "exchange(for:) returns the value with status, header fields, attempts, trace and duration",
             arguments: TransportKind.all, ServerKind.all)
         func exchange(transport: TransportKind, server: ServerKind) async throws {

@@ -122,20 +122,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         #if canImport(Darwin)
             let method = challenge.protectionSpace.authenticationMethod
-            let isTLS =
-                method == NSURLAuthenticationMethodServerTrust || method == NSURLAuthenticationMethodClientCertificate
+            if method == NSURLAuthenticationMethodServerTrust || method == NSURLAuthenticationMethodClientCertificate {
+                completionHandler(.performDefaultHandling, nil)
+                return
+            }
         #else
-            let isTLS = false  // FoundationNetworking raises HTTP authentication challenges only
+            // FoundationNetworking raises HTTP authentication challenges only, and declining one cancels the task:
+            // the cancellation that follows ends the body.
+            responseTask(for: task)?.endAtChallenge(challenge.failureResponse)
         #endif
-        if isTLS {
-            completionHandler(.performDefaultHandling, nil)
-        } else {
-            #if !canImport(Darwin)
-                // Declining cancels the task on Linux: its response becomes the task's head first.
-                responseTask(for: task)?.endAtChallenge(challenge.failureResponse)
-            #endif
-            completionHandler(.rejectProtectionSpace, nil)
-        }
+        completionHandler(.rejectProtectionSpace, nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -72,37 +72,6 @@ extension Client {
     ) async throws -> Value {
         try await call(.patch, path, query: query, headers: headers, body: body, as: type)
     }
-
-    /// Sends a one-off `DELETE`, and ignores the response's body (see ``call(_:_:query:headers:body:)``).
-    public func delete(_ path: String, query: Parameters? = nil, headers: RequestHeaders = [:]) async throws {
-        try await call(.delete, path, query: query, headers: headers)
-    }
-
-    /// Sends a one-off request whose response body is not needed (a `DELETE`, a `PUT` answered with `204`): the
-    /// call succeeds when the status is accepted, and the body is ignored.
-    ///
-    /// ```swift
-    /// try await client.call(.delete, "/users/\(pathSegment: id)")
-    /// ```
-    public func call(
-        _ method: HTTPRequest.Method,
-        _ path: String,
-        query: Parameters? = nil,
-        headers: RequestHeaders = [:],
-        body: RequestBody? = nil
-    ) async throws {
-        try await send(OneOffVoidRequest(method: method, path: path, query: query, headers: headers, body: body))
-    }
-}
-
-/// The request ``Client/call(_:_:query:headers:body:)`` sends when no response value is wanted.
-struct OneOffVoidRequest: Request {
-    typealias Response = Void
-    let method: HTTPRequest.Method
-    let path: String
-    let query: Parameters?
-    let headers: RequestHeaders
-    let body: RequestBody?
 }
 
 /// The request ``Client/get(_:query:headers:as:)`` and its siblings send.

@@ -35,10 +35,7 @@ enum RequestValidator {
         if isCleartext, !(base.allowsCleartext && base.authority == authority) {
             let host = hostPart(of: authority)
             guard cleartextPolicy.allows(host: host) else {
-                throw invalidURL(
-                    "cleartext http to '\(host)' is not allowed; use https, or allow the host in "
-                        + "Client.Configuration.cleartextPolicy (.hosts([\"\(host)\"]))"
-                )
+                throw cleartextRefused(host)
             }
         }
         if let path = head.path, let problem = problem(in: path) {
@@ -124,6 +121,14 @@ enum RequestValidator {
             return authority[bytes.index(after: bytes.startIndex)..<end]
         }
         return authority[..<(bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex)]
+    }
+
+    /// Not inlined: its message would add to the frame of every call that validates a request (issue #17).
+    @inline(never)
+    private static func cleartextRefused(_ host: Substring) -> CourierError {
+        invalidURL(
+            "cleartext http to '\(host)' is not allowed; use https, or allow the host in "
+                + "Client.Configuration.cleartextPolicy (.hosts([\"\(host)\"]))")
     }
 
     private static func invalidURL(_ message: String) -> CourierError {

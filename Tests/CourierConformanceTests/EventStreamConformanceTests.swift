@@ -128,6 +128,91 @@ extension Conformance {
         }
 
         @Test(
+            "a 2xx other than 200 (202, 206) fails the stream with unexpectedResponse, without a reconnect",
+            arguments: TransportKind.all, [202, 206])
+        func statusOtherThan200(transport: TransportKind, status: Int) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let before = server.requestCount
+                var delivered = 0
+                let started = ContinuousClock.now
+                let error = await expectCourierError {
+                    // The server sends three events under that status, then ends the body: a client that took it for
+                    // a stream would deliver them and reconnect every 0 ms until its budget.
+                    let query: Parameters = ["status": status, "count": 3, "retry": 0]
+                    for try await _ in client.events(Stream(path: "/sse", query: query)) { delivered += 1 }
+                }
+                #expect(error?.code == .unexpectedResponse)
+                #expect(error?.message?.contains("\(status), not 200") == true, "\(String(describing: error))")
+                #expect(delivered == 0)
+                #expect(server.requestCount - before == 1, "no reconnect")
+                // Not the reconnect budget's 10 pauses: one exchange on the loopback.
+                #expect(ContinuousClock.now - started < .seconds(5))
+            }
+        }
+
+        @Test(
+            "cancelAll(tagged:) ends a stream while it reads: CancellationError at once, no reconnect",
+            arguments: TransportKind.all)
+        func cancelAllWhileReading(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let before = server.requestCount
+                // One event, then 10 s of silence: the reader waits inside the body when it is cancelled.
+                let query: Parameters = ["count": 100, "interval_ms": 10_000]
+                let (firstEvent, signal) = AsyncStream.makeStream(of: Void.self)
+                let reader = Task {
+                    var events = 0
+                    for try await _ in client.events(Stream(path: "/sse", query: query), tags: ["screen"]) {
+                        events += 1
+                        signal.yield()
+                    }
+                    return events
+                }
+                var signals = firstEvent.makeAsyncIterator()
+                _ = await signals.next()
+                #expect(client.cancelAll(tagged: "other") == 0)
+                let started = ContinuousClock.now
+                #expect(client.cancelAll(tagged: "screen") == 1, "the stream is one entry")
+                await #expect(throws: CancellationError.self) { try await reader.value }
+                // The next event is 10 s away: without the cancellation the reader would still be waiting for it.
+                #expect(ContinuousClock.now - started < .seconds(5))
+                #expect(server.requestCount - before == 1, "no reconnect after the cancellation")
+                #expect(client.callsInFlight == 0)
+            }
+        }
+
+        @Test(
+            "cancelAll() ends a stream while it waits to reconnect: CancellationError at once, no reconnect",
+            arguments: TransportKind.all)
+        func cancelAllWhileWaitingToReconnect(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let (reconnecting, signal) = AsyncStream.makeStream(of: Void.self)
+                var configuration = Client.Configuration()
+                configuration.monitors = [
+                    ClosureMonitor { event in
+                        if case .reconnecting = event.kind { signal.yield() }
+                    }
+                ]
+                let client = Client(
+                    server: Server(baseURL: server.baseURL), transport: transport.make(), configuration: configuration)
+                let before = server.requestCount
+                // One event, then the connection drops, and the server asked for 30 s between reconnects.
+                let query: Parameters = ["count": 5, "drop_after": 1, "retry": 30_000]
+                let reader = Task {
+                    for try await _ in client.events(Stream(path: "/sse", query: query)) {}
+                }
+                var signals = reconnecting.makeAsyncIterator()
+                _ = await signals.next()
+                let started = ContinuousClock.now
+                #expect(client.cancelAll() == 1)
+                await #expect(throws: CancellationError.self) { try await reader.value }
+                #expect(ContinuousClock.now - started < .seconds(5), "the 30 s pause was not cut short")
+                #expect(server.requestCount - before == 1, "no reconnect after the cancellation")
+            }
+        }
+
+        @Test(
             "100,000 events through 1,000 dropped connections: every event once, in order",
             arguments: TransportKind.all)
         func thousandDrops(transport: TransportKind) async throws {

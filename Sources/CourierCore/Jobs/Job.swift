@@ -46,31 +46,34 @@ extension Client {
         try await registry.run(tags: tags) { [self] in try await job.run(on: self) }
     }
 
-    /// Cancels every call, job, group and page sequence this client, or a client derived from it with
+    /// Cancels every call, job, group, page sequence and event stream this client, or a client derived from it with
     /// ``switching(to:)`` or ``configured(_:)``, has in flight.
     ///
     /// Calls started after this returns are not affected. Each cancelled call throws `CancellationError`.
     ///
-    /// A call whose response is a ``LiveResponse`` (and each connection of an event stream) ends when its head
-    /// arrives: the body is read in the caller's task, which ends it by cancelling that task. This does not reach
-    /// a body being read.
+    /// A call whose response is a ``LiveResponse`` ends when its head arrives: the body is read in the caller's task,
+    /// which ends it by cancelling that task. This does not reach a body being read. An event stream
+    /// (``events(_:lastEventID:limits:reconnect:tags:)``) is registered for its whole life, and ends with
+    /// `CancellationError` whether it is connecting, reading or waiting to reconnect.
     ///
-    /// - Returns: How many calls, jobs, groups and page sequences were cancelled (the calls of a group or job that
-    ///   was cancelled stop with it, and are counted only when they were registered with this client themselves).
+    /// - Returns: How many calls, jobs, groups, page sequences and event streams were cancelled (the calls of a group
+    ///   or job that was cancelled stop with it, and are counted only when they were registered with this client
+    ///   themselves).
     @discardableResult
     public func cancelAll() -> Int {
         registry.cancel { _ in true }
     }
 
-    /// Cancels every call, job, group and page sequence in flight that was started with `tag` among its tags.
+    /// Cancels every call, job, group, page sequence and event stream in flight that was started with `tag` among its
+    /// tags.
     ///
-    /// - Returns: How many calls, jobs, groups and page sequences were cancelled.
+    /// - Returns: How many calls, jobs, groups, page sequences and event streams were cancelled.
     @discardableResult
     public func cancelAll(tagged tag: RequestTag) -> Int {
         registry.cancel { $0.contains(tag) }
     }
 
     /// The number of calls, jobs and groups this client and the clients derived from it have in flight, and of page
-    /// sequences being iterated.
+    /// sequences and event streams being iterated.
     public var callsInFlight: Int { registry.count }
 }

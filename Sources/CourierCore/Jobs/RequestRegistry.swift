@@ -118,6 +118,35 @@ final class RequestRegistry: Sendable {
         return try await operation()
     }
 
+    /// Runs `operation` with the current (child) task as the task of the registration in `slot`, which has none
+    /// otherwise. `nonisolated(nonsending)`, like ``registered(tags:_:)``.
+    private nonisolated(nonsending) func attached<Value: Sendable>(
+        to slot: Int, _ operation: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        let cancelled = withUnsafeCurrentTask { task in
+            state.withLock { state -> Bool in
+                guard let entry = state.slots[slot], !entry.isCancelled else { return true }
+                state.slots[slot]?.task = TaskHandle(task: task)
+                return false
+            }
+        }
+        if cancelled { throw CancellationError() }
+        defer { detach(slot) }
+        return try await operation()
+    }
+
+    /// Takes the task back from the registration in `slot` as that task ends, after any ``cancel(where:)`` that is
+    /// cancelling it returned (the handle must not outlive the task, as in ``unregister(_:)``).
+    private func detach(_ slot: Int) {
+        while !state.withLock({ state -> Bool in
+            guard (state.slots[slot]?.cancellers ?? 0) == 0 else { return false }
+            state.slots[slot]?.task = TaskHandle(task: nil)
+            return true
+        }) {
+            sched_yield()
+        }
+    }
+
     /// Removes a call's entry as its task ends. When a ``cancel(where:)`` is calling this task's `cancel()` at that
     /// moment (outside the lock, running its cancellation handlers), the task waits for it to return: the handle
     /// must not outlive the task. That is the time one `cancel()` takes, and only for a call cancelled as it ends.
@@ -161,8 +190,9 @@ final class RequestRegistry: Sendable {
         }
     }
 
-    /// A registration without a task: a page sequence between its pages, which ``cancel(where:)`` marks cancelled
-    /// (the sequence checks before it sends the next page). Removed when the last copy of it goes.
+    /// A registration without a task of its own: a page sequence between its pages, or an event stream, which
+    /// ``cancel(where:)`` marks cancelled (the sequence checks before its next step); ``run(_:)`` lends it a child
+    /// task for a step that must be cancellable while it runs. Removed when the last copy of it goes.
     final class Registration: Sendable {
         private let registry: RequestRegistry
         private let slot: Int
@@ -174,6 +204,16 @@ final class RequestRegistry: Sendable {
 
         /// Whether ``RequestRegistry/cancel(where:)`` cancelled it.
         var isCancelled: Bool { registry.state.withLock { $0.slots[slot]?.isCancelled ?? true } }
+
+        /// Runs `operation` in a child task that cancelling this registration cancels (an event stream's connection,
+        /// body read or reconnect pause: work in the caller's task, which ``RequestRegistry/cancel(where:)`` must not
+        /// cancel). Throws `CancellationError` without running it when the registration was cancelled before.
+        ///
+        /// One `run` at a time per registration: its owner (one iterator) awaits each before the next.
+        func run<Value: Sendable>(_ operation: @Sendable () async throws -> Value) async throws -> Value {
+            async let value = registry.attached(to: slot, operation)
+            return try await value
+        }
 
         deinit {
             // No task handle, so no `cancel()` can be running on it: `cancellers` is back to zero under the lock.

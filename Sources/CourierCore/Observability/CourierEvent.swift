@@ -80,7 +80,7 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
 
     /// The call the event belongs to.
     public var callID: CallID
-    /// The event stream this call is a connection of (``Client/events(_:lastEventID:limits:reconnect:)``), or `nil`.
+    /// The event stream this call is a connection of (``Client/events(_:lastEventID:limits:reconnect:tags:)``), or `nil`.
     ///
     /// Every connection of one stream is its own call with its own ID; they share this one, which is also the
     /// ``callID`` of the stream's own events (``Kind/reconnecting(number:delay:reason:)`` and

@@ -62,7 +62,10 @@ extension Client {
     /// - **A dropped stream** (the connection broke, or the body ended) reconnects after the server's `retry:`
     ///   (else ``ReconnectPolicy/defaultDelay``, with jitter), sending `Last-Event-ID` with the last event ID seen.
     /// - **`204 No Content`** ends the sequence normally: the server says there is nothing more.
-    /// - **A response that is not `text/event-stream`** ends it with ``CourierError/Code/unexpectedResponse``.
+    /// - **A response that is not `200` with `text/event-stream`** (a `202`, a `206`, a JSON body) ends it with
+    ///   ``CourierError/Code/unexpectedResponse``, without reconnecting (the HTML standard's "fail the connection").
+    /// - **``cancelAll()``** (and ``cancelAll(tagged:)`` with one of `tags`) ends it with `CancellationError`, at
+    ///   once, while it connects, reads or waits to reconnect; so does cancelling the task that iterates it.
     /// - **Limits** (``StreamLimits``) end it with ``CourierError/Code/eventTooLarge`` or
     ///   ``CourierError/Code/lineTooLarge``, and the request's ``Request/maxResponseBodySize`` with
     ///   ``CourierError/Code/bodyTooLarge``; they are not a reason to reconnect.
@@ -91,15 +94,18 @@ extension Client {
     ///   - lastEventID: An ID to resume after on the first connection (one saved from an earlier session).
     ///   - limits: The largest line and event.
     ///   - reconnect: When and how often to reconnect.
+    ///   - tags: Labels for ``cancelAll(tagged:)``, which ends the sequence with `CancellationError` (as
+    ///     ``cancelAll()`` does) whether it is connecting, reading or waiting to reconnect.
     public func events<R: Request>(
         _ request: R, lastEventID: String? = nil, limits: StreamLimits = .standard,
-        reconnect: ReconnectPolicy = .default
+        reconnect: ReconnectPolicy = .default, tags: Set<RequestTag> = []
     ) -> EventSource<R> where R.Response == LiveResponse {
-        EventSource(client: self, request: request, lastEventID: lastEventID, limits: limits, policy: reconnect)
+        EventSource(
+            client: self, request: request, lastEventID: lastEventID, limits: limits, policy: reconnect, tags: tags)
     }
 }
 
-/// The events of a Server-Sent Events stream across reconnects: see ``Client/events(_:lastEventID:limits:reconnect:)``.
+/// The events of a Server-Sent Events stream across reconnects: see ``Client/events(_:lastEventID:limits:reconnect:tags:)``.
 public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response == LiveResponse {
     /// An event.
     public typealias Element = ServerSentEvent
@@ -111,6 +117,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
     let lastEventID: String?
     let limits: StreamLimits
     let policy: ReconnectPolicy
+    let tags: Set<RequestTag>
 
     /// Connects and starts reading events.
     public func makeAsyncIterator() -> AsyncIterator {
@@ -121,7 +128,10 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
     public struct AsyncIterator: AsyncIteratorProtocol {
         private let source: EventSource
         private var parser: EventStreamParser
-        private var body: LiveResponse.AsyncIterator?
+        private var body: StreamBodyReader?
+        /// The stream in the client's registry, from the first event asked for to the end: ``Client/cancelAll()``
+        /// marks it, and cancels the step running in its ``RequestRegistry/Registration/run(_:)``.
+        private var registration: RequestRegistry.Registration?
         /// Events parsed and not handed out yet, each with whether its ID was set on this connection.
         private var pending: [(event: ServerSentEvent, idFromThisStream: Bool)] = []
         private var pendingIndex = 0
@@ -181,13 +191,31 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private mutating func ended(error: (any Error)?) {
             record?.end(error: error)
             logLine?.write(error: error)
+            registration = nil
+        }
+
+        /// Runs one step of the stream (a connection, a read, a pause) where ``Client/cancelAll()`` can cancel it.
+        private func step<Value: Sendable>(_ operation: @Sendable () async throws -> Value) async throws -> Value {
+            guard let registration else { return try await operation() }
+            return try await registration.run(operation)
+        }
+
+        /// Throws `CancellationError`, and ends the sequence, when ``Client/cancelAll()`` cancelled it.
+        private mutating func checkCancelled() throws {
+            if registration?.isCancelled == true {
+                isFinished = true
+                body = nil
+                throw CancellationError()
+            }
         }
 
         private mutating func nextEvent() async throws -> ServerSentEvent? {
             if logLine == nil {
                 logLine = StreamLogLine(client: source.client, requestName: source.request.requestName)
+                registration = source.client.registry.register(tags: source.tags)
             }
             while !isFinished {
+                try checkCancelled()
                 if pendingIndex < pending.count {
                     let (event, idFromThisStream) = pending[pendingIndex]
                     pendingIndex += 1
@@ -231,7 +259,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                         pendingError = nil
                         throw error
                     }
-                    if let chunk = try await body?.next() {
+                    if let body, let chunk = try await step({ try await body.next() }) {
                         var parsed: [(event: ServerSentEvent, idFromThisStream: Bool)] = []
                         do {
                             try parser.parse(chunk, markingIDs: { parsed.append(($0, $1)) })
@@ -254,6 +282,9 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                 } catch is CancellationError {
                     isFinished = true
                     throw CancellationError()
+                } catch  where registration?.isCancelled == true {
+                    // Cancelled by the client while reading: whatever the transport made of it, not a dropped stream.
+                    try checkCancelled()
                 } catch let error as CourierError where error.code == .reconnectLimit {
                     isFinished = true
                     throw error
@@ -271,7 +302,16 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             do {
                 logLine?.connections += 1
                 record?.connected()
-                live = try await source.client.send(request)
+                // Not `client.send`, which would register the connection a second time: the stream's registration
+                // stands for it.
+                let client = source.client
+                let open: @Sendable () async throws -> LiveResponse = {
+                    try await Pipeline(client: client, request: request).run()
+                }
+                live = try await step(open)
+            } catch  where registration?.isCancelled == true {
+                try checkCancelled()
+                throw CancellationError()
             } catch let error as CourierError where Self.isReconnectable(error) {
                 try await drop(reason: "connecting failed", error: error)
                 return true
@@ -285,17 +325,21 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
             let type = live.headerFields[.contentType]?.split(separator: ";").first?.trimmingCharacters(
                 in: .whitespaces)
-            guard type?.lowercased() == "text/event-stream" else {
+            // HTML's EventSource: a status other than 200, or another type, fails the connection for good. Another
+            // 2xx (202, 206 …) is not a stream to resume: reconnecting when it ends would loop until the budget.
+            let problem =
+                live.status.code != 200
+                ? "the response's status is \(live.status.code), not 200"
+                : type?.lowercased() != "text/event-stream"
+                    ? "the response is \(type ?? "without a Content-Type"), not text/event-stream" : nil
+            if let problem {
                 isFinished = true
                 // Built after the call ended, so not through the call's redaction: its head is redacted here.
                 var head = live.head
                 head.headerFields = source.client.configuration.redactor.redact(head.headerFields)
-                throw CourierError(
-                    code: .unexpectedResponse, stage: .parse,
-                    message: "the response is \(type ?? "without a Content-Type"), not text/event-stream",
-                    response: head)
+                throw CourierError(code: .unexpectedResponse, stage: .parse, message: problem, response: head)
             }
-            body = live.makeAsyncIterator()
+            body = StreamBodyReader(live.makeAsyncIterator())
             skippingReplays = connections > 1
             seenOnConnection = [:]
             return true
@@ -332,7 +376,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                     "courier.error": "\(error.map { "\($0)" } ?? "-")",
                 ])
             do {
-                try await Task.sleep(for: delay)
+                try await step { try await Task.sleep(for: delay) }
             } catch {
                 isFinished = true  // cancelled while waiting: no reconnect after it
                 throw error
@@ -349,6 +393,20 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
         }
     }
+}
+
+/// The body of an event stream's connection, read in a child task of the registration (so that
+/// ``Client/cancelAll()`` can stop the read without cancelling the caller's task).
+///
+/// `@unchecked Sendable` is sound: one ``EventSource/AsyncIterator`` owns it, and only its `next()` reads it, which
+/// awaits each read (in the child task) before the next; the iterator is used from one task at a time. So no two
+/// tasks ever touch `iterator` at once, and each read happens-after the previous (the child's end is awaited).
+private final class StreamBodyReader: @unchecked Sendable {
+    private var iterator: LiveResponse.AsyncIterator
+
+    init(_ iterator: LiveResponse.AsyncIterator) { self.iterator = iterator }
+
+    func next() async throws -> ArraySlice<UInt8>? { try await iterator.next() }
 }
 
 /// An event stream's identity for monitors: its ID (the ``CourierEvent/stream`` of its connections), and its

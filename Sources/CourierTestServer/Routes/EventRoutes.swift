@@ -19,7 +19,8 @@
         ///
         /// - It resumes after the request's `Last-Event-ID` (`n` = that id + 1), and answers `204` when nothing is
         ///   left, as a server that wants the client to stop reconnecting does.
-        /// - `status`: answer that status with a small text body instead (`401`, `503`, `204` …).
+        /// - `status`: answer that status with a small text body instead (`401`, `503`, `204` …); a `2xx` other than
+        ///   `204` (`202`, `206`) answers the event stream itself under that status, as a misconfigured server does.
         /// - `replay=k`: resume `k` events before the one after `Last-Event-ID` (events the client already has).
         /// - `bearer`: answer `401` with a Bearer `invalid_token` challenge unless `Authorization: Bearer {bearer}`.
         /// - `retry`: a `retry: ms` block first. `heartbeat=1`: a `: heartbeat` comment before each event;
@@ -35,7 +36,8 @@
         ///   must not dispatch it).
         /// - `batch=b`: write `b` events per chunk (fewer, larger writes; a drop still comes after `k` events).
         private static func serverSentEvents(_ context: RouteContext) async throws -> Disposition {
-            if let status = context.query("status").flatMap({ Int($0) }), (200..<600).contains(status) {
+            let status = context.query("status").flatMap { Int($0) }.flatMap { (200..<600).contains($0) ? $0 : nil }
+            if let status, !(200..<300).contains(status) || status == 204 {
                 if status == 204 { return try await context.status(204) }
                 return try await context.respond(.text("status \(status)", status: status))
             }
@@ -56,9 +58,9 @@
             let next = context.request.header("Last-Event-ID").flatMap { Int($0) }.map { $0 + 1 } ?? 0
             guard next < count else { return try await context.status(204) }
             let first = max(next - replay, 0)
-            try await context.writeChunkedHead(headers: [
-                ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
-            ])
+            try await context.writeChunkedHead(
+                status: status ?? 200,
+                headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
             if let retry = context.query("retry").flatMap({ Int($0) }) {
                 try await write("retry: \(retry)\n\n", context)
             }

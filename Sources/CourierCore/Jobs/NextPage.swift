@@ -53,7 +53,8 @@ public struct NextPage<R: Request>: Sendable {
     ///
     /// The next page is requested with the same request (method, headers, adapters, decisions, parser) sent to
     /// the link's URL, resolved against the page's URL when relative. The sequence ends when a page has no such
-    /// link, or links to itself. Credentials follow the client's rules: a bearer token is only sent to the
+    /// link, or links to itself (however the link spells the page's URL: host case, default port, fragment).
+    /// Credentials follow the client's rules: a bearer token is only sent to the
     /// client's own servers, so a link to another origin gets none.
     ///
     /// - Parameter relation: The link relation to follow, matched case-insensitively.
@@ -65,7 +66,8 @@ public struct NextPage<R: Request>: Sendable {
                 let reference = LinkHeader.target(of: page.response.headerFields[values: name], relation: relation),
                 let url = URL(string: reference, relativeTo: page.url)?.absoluteURL
             else { return nil }
-            if url == page.url { return nil }
+            // The page itself, however the link spells it (host case, default port, a fragment): the end.
+            if let current = page.url, PageKey.of(url) == PageKey.of(current) { return nil }
             try LinkHeader.check(url, from: page.url)
             return .url(page.request, url)
         })

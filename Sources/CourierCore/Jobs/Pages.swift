@@ -86,7 +86,7 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
                 }
                 call = PageRequest(base: request, url: nil)
             case .url(let request, let url):
-                let key = Self.key(url)
+                let key = PageKey.of(url)
                 if let seen = visited[key] {
                     throw cycle("next link goes back to page \(seen) (\(Redactor.default.displayURL(url)))")
                 }
@@ -100,7 +100,7 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
             let output = try await client.send(call, tags: pages.tags)
             let url = Self.url(of: output.request)
             if let url {
-                let key = Self.key(url)
+                let key = PageKey.of(url)
                 // A linked page that a redirect took back to an earlier page is that page again: a cycle.
                 if case .url = current, let seen = visited[key], seen <= number {
                     throw cycle("next link led, through a redirect, back to page \(seen)")
@@ -123,13 +123,6 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
         private func cycle(_ what: String) -> CourierError {
             CourierError(
                 code: .unexpectedResponse, stage: .decide, message: "page \(number)'s \(what): the pages form a cycle")
-        }
-
-        /// `url` as pages are told apart: its origin (host case and default port ignored), path and query.
-        private static func key(_ url: URL) -> String {
-            let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-            let target = (components?.percentEncodedPath ?? "") + "?" + (components?.percentEncodedQuery ?? "")
-            return (Origin(url: url).map { "\($0)" } ?? "") + target
         }
 
         private static func url(of request: HTTPRequest) -> URL? {
@@ -164,5 +157,15 @@ extension Client {
     /// - Returns: The sequence; nothing is sent until it is iterated.
     public func pages<R: Request>(of first: R, next: NextPage<R>, tags: Set<RequestTag> = []) -> Pages<R> {
         Pages(client: self, first: first, next: next, tags: tags)
+    }
+}
+
+/// A page's URL as pages are told apart.
+enum PageKey {
+    /// `url`'s origin (host case and default port ignored), path and query; no fragment.
+    static func of(_ url: URL) -> String {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        let target = (components?.percentEncodedPath ?? "") + "?" + (components?.percentEncodedQuery ?? "")
+        return (Origin(url: url).map { "\($0)" } ?? "") + target
     }
 }

@@ -185,6 +185,22 @@ struct PagesTests {
         #expect(mock.recordedRequests.count == 2)
     }
 
+    @Test(
+        "a page whose next link is itself, spelled another way (host case, default port, fragment), is the last",
+        arguments: [
+            "<https://API.example.com:443/numbers?per_page=2>; rel=next",
+            "<https://api.example.com/numbers?per_page=2#top>; rel=next",
+            "</numbers?per_page=2>; rel=next",
+        ])
+    func linkToItself(header: String) async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/numbers", with: .json(raw: "[1]", headerFields: [link: header]))
+        var values: [[Int]] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) { values.append(page.value) }
+        #expect(values == [[1]])
+        #expect(mock.recordedRequests.count == 1)
+    }
+
     @Test("a link to another origin goes without the credential headers the request itself states")
     func linkToOtherOriginDropsRequestCredentials() async throws {
         struct Keyed: Request {

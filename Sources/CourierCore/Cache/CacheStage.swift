@@ -62,7 +62,8 @@ struct CacheStage: Sendable {
 
     /// Whether ``send(_:context:over:)`` would only call the transport (no cache, no shared transfers): the pipeline
     /// then calls the transport itself, sparing every call this stage's async frame (several KiB, issue #17).
-    var isPassThrough: Bool { cache == nil && inflight == nil }
+    /// A `.cacheOnly` request is never passed through: without a cache it is a miss.
+    var isPassThrough: Bool { cache == nil && inflight == nil && policy != .cacheOnly }
 
     /// What the cache did in the last ``send(_:context:over:)``; `nil` when it was not involved.
     var status: CacheStatus? { record?.withLock { $0.status } }
@@ -97,11 +98,15 @@ struct CacheStage: Sendable {
             $0.stored = false
         }
         guard let cache, let url = request.head.url else {
+            if policy == .cacheOnly { throw Self.mayNotUseNetwork(request, because: "the client has no cache") }
             return try await network(request, context: context, over: transport)
         }
         // An unsafe method invalidates what it changes whatever the policy (RFC 9111 §4.4): `.bypass` is about
         // reading and storing, not about keeping entries the request made stale.
         if !CacheRules.isSafe(request.head.method) {
+            if policy == .cacheOnly || CacheControl(request.head.headerFields).onlyIfCached {
+                throw Self.mayNotUseNetwork(request, because: "the cache never answers a \(request.head.method)")
+            }
             return try await sendUnsafe(request, url: url, cache: cache, context: context, over: transport)
         }
         guard policy != .bypass else {
@@ -178,6 +183,14 @@ struct CacheStage: Sendable {
             let key = CacheKey(
                 request.head, partitionKey: cache.store.partitionKey, credentialHeaders: credentialHeaders)
         else {
+            // Not a request the cache answers; one that may not use the network fails here (RFC 9111 §5.2.1.7: a
+            // cache that honours only-if-cached answers from storage or not at all).
+            if policy == .cacheOnly || requestControl.onlyIfCached {
+                throw Self.mayNotUseNetwork(
+                    request,
+                    because: "the cache answers only a plain GET: no body, Range, If-None-Match, If-Modified-Since "
+                        + "or no-store")
+            }
             return .network
         }
         let stored =
@@ -215,15 +228,22 @@ struct CacheStage: Sendable {
             }
         }
         if policy == .cacheOnly || requestControl.onlyIfCached {
-            throw CourierError(
-                code: .cacheMiss,
-                stage: .cache,
-                message:
-                    "the cache has no usable response for GET \(Redactor.default.displayURL(url)) and may not use the "
-                    + "network"
-            )
+            throw Self.mayNotUseNetwork(request, because: nil)
         }
         return .fetch(Fetch(stored: stored, key: key, requestControl: requestControl))
+    }
+
+    /// The ``CourierError/Code/cacheMiss`` of a request that may not use the network (``CachePolicy/cacheOnly``, or
+    /// `Cache-Control: only-if-cached`) and that the cache cannot answer, with `reason` when it is not a plain miss.
+    @inline(never)
+    private static func mayNotUseNetwork(_ request: OutgoingRequest, because reason: String?) -> CourierError {
+        let target = request.head.url.map { Redactor.default.displayURL($0) } ?? (request.head.path ?? "/")
+        return CourierError(
+            code: .cacheMiss,
+            stage: .cache,
+            message: "the cache has no usable response for \(request.head.method) \(target)"
+                + (reason.map { " (\($0))" } ?? "") + " and may not use the network"
+        )
     }
 
     /// Sends `request` (conditional on `stored`), then merges a 304, falls back to `stored` when allowed, or
@@ -327,7 +347,8 @@ struct CacheStage: Sendable {
         guard CacheRules.isStorable(response.head, requestControl: requestControl) else {
             // A new representation the cache may not keep replaces the stored one; a server error, a 408 or a 429
             // says nothing about it (RFC 9111 §4.3.3), and the entry stays for a later revalidation or offline use.
-            if stored != nil, !(500...599).contains(code), code != 408, code != 429 {
+            // A reload looked nothing up, but what it replaces may be stored all the same.
+            if stored != nil || policy == .reloadIgnoringCache, !(500...599).contains(code), code != 408, code != 429 {
                 await cache.discard(.key(key))
             }
             return response
@@ -353,7 +374,7 @@ struct CacheStage: Sendable {
             // could never be stored, so it is not copied.
             let isEventStream = head.headerFields[.contentType].map(CacheRules.isEventStream) ?? false
             if isEventStream || (response.body.length.knownCount.map { $0 > Int64(limit) } ?? false) {
-                if stored != nil { await cache.discard(.key(key)) }
+                if stored != nil || policy == .reloadIgnoringCache { await cache.discard(.key(key)) }
                 return response
             }
             let body = CachingBody(response.body, limit: limit, expected: response.body.length.knownCount) { body in

@@ -203,6 +203,61 @@ struct CacheStalenessTests {
         #expect(harness.networkCount == 1)
     }
 
+    @Test(
+        "policy cacheOnly: a request the cache cannot answer fails with cacheMiss and never reaches the network",
+        arguments: [
+            ("HEAD", Page(method: .head, cachePolicy: .cacheOnly)),
+            ("Range", Page(headers: ["Range": "bytes=0-9"], cachePolicy: .cacheOnly)),
+            ("If-None-Match", Page(headers: ["If-None-Match": "\"e\""], cachePolicy: .cacheOnly)),
+            ("no-store", Page(headers: ["Cache-Control": "no-store"], cachePolicy: .cacheOnly)),
+            ("POST", Page(method: .post, body: .text("x"), cachePolicy: .cacheOnly)),
+            ("DELETE", Page(method: .delete, cachePolicy: .cacheOnly)),
+            ("Range, only-if-cached", Page(headers: ["Range": "bytes=0-9", "Cache-Control": "only-if-cached"])),
+            ("POST, only-if-cached", Page(method: .post, headers: ["Cache-Control": "only-if-cached"])),
+        ])
+    func cacheOnlyNeverUsesTheNetwork(name: String, page: Page) async throws {
+        let harness = try await storedThenStale("max-age=10")
+        harness.mock.stub(page.method, "/page", with: .text("from the network"))
+        let error = await expectCourierError { try await harness.send(page) }
+        #expect(error?.code == .cacheMiss, "\(name)")
+        #expect(error?.message?.contains("may not use the network") == true)
+        #expect(harness.networkCount == 1, "only the first call, which stored the entry")
+    }
+
+    @Test("policy cacheOnly on a client without a cache: cacheMiss, nothing sent")
+    func cacheOnlyWithoutACache() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/page", with: .text("from the network"))
+        let error = await expectCourierError { try await client.send(Page(cachePolicy: .cacheOnly)) }
+        #expect(error?.code == .cacheMiss)
+        #expect(error?.message?.contains("the client has no cache") == true)
+        #expect(mock.recordedRequests.isEmpty)
+    }
+
+    @Test(
+        "policy reloadIgnoringCache: a response the cache may not keep also removes the entry it replaces",
+        arguments: [
+            MockResponse.text("v2", headerFields: CacheFixtures.fields(["Cache-Control": "no-store"])),
+            MockResponse.text("v2", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600", "Vary": "*"])),
+            MockResponse.text("gone", status: 403),
+        ])
+    func reloadReplacesWithUnstorable(reloaded: MockResponse) async throws {
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(
+            .get, "/page",
+            with: [
+                .text("v1", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600"])), reloaded,
+                .text("v3"),
+            ])
+        _ = try await harness.send()
+        _ = try? await harness.send(Page(cachePolicy: .reloadIgnoringCache))
+        // Not v1 again from the cache: the reload showed that it is no longer what the server has.
+        let next = try await harness.send()
+        #expect(next.value == "v3")
+        #expect(next.cacheStatus?.outcome == .miss)
+        #expect(harness.networkCount == 3)
+    }
+
     @Test("only-if-cached on the request: a miss fails with cacheMiss")
     func onlyIfCached() async throws {
         let harness = try CacheFixtures.harness()

@@ -68,6 +68,7 @@ extension Authenticator {
     /// Runs the refresh of flight `id`, saves its result, and resumes every waiter with it, in arrival order.
     private func run(flight id: Int, refreshing credential: Credential?) async {
         let result: Result<Credential, any Error>
+        let started = now()
         do {
             let renewed: Credential
             if let credential, let stored = await renewedInStore(credential) {
@@ -79,7 +80,7 @@ extension Authenticator {
             } else {
                 throw Self.reauthentication("there is no credential to renew; sign in")
             }
-            result = await adopt(renewed, replacing: credential)
+            result = await adopt(renewed, replacing: credential, requestedAt: started)
         } catch {
             if let outcome = sessionChanged(since: credential) {
                 // A sign-in or sign-out during the refresh wins over its failure too: the waiters get the new
@@ -120,7 +121,9 @@ extension Authenticator {
     }
 
     /// Numbers, saves and installs a renewed credential, unless the session changed meanwhile.
-    private func adopt(_ renewed: Credential, replacing old: Credential?) async -> Result<Credential, any Error> {
+    private func adopt(
+        _ renewed: Credential, replacing old: Credential?, requestedAt: Date
+    ) async -> Result<Credential, any Error> {
         // A sign-in or sign-out during the refresh wins: its state stands and the renewed credential is dropped.
         if let outcome = sessionChanged(since: old) { return outcome }
         latestVersion += 1
@@ -136,6 +139,7 @@ extension Authenticator {
         // One that happened during the save queued its store operation after it, so the store agrees with it.
         if let outcome = sessionChanged(since: old) { return outcome }
         session = .active(fresh)
+        renewedLifetime = fresh.expiresAt.map { (fresh.version, $0.timeIntervalSince(requestedAt)) }
         rejectedVersion = nil
         signatures.record(fresh)
         eventSink.yield(.refreshed(version: fresh.version))

@@ -103,6 +103,9 @@ public actor Authenticator {
     /// The credential this authenticator last read from or wrote to the store: a different one found there
     /// before a refresh is another process's renewal.
     var knownStored: Credential?
+    /// The version of the credential the last refresh installed, and the seconds it had to live when it was asked
+    /// for: see ``window(for:)``.
+    var renewedLifetime: (version: Int, seconds: TimeInterval)?
 
     /// Creates an authenticator.
     ///
@@ -111,7 +114,9 @@ public actor Authenticator {
     /// - Parameters:
     ///   - store: Where the credential is kept between launches; in memory by default.
     ///   - refresher: What renews the credential, such as ``OAuth2RefreshTokenRefresher``.
-    ///   - refreshWindow: Refresh a credential that expires sooner than this; default 60 seconds.
+    ///   - refreshWindow: Refresh a credential that expires sooner than this; default 60 seconds. For a credential a
+    ///     refresh gave, at most half the lifetime it was given (a 60-second token is renewed 30 seconds before it
+    ///     expires, not on every call).
     ///   - refreshLimit: The storm guard; default 5 refreshes per 30 seconds.
     ///   - now: The current time, for expiry and the storm guard; inject a fixed clock in tests.
     public init(
@@ -152,13 +157,28 @@ public actor Authenticator {
             }
             // A credential a server rejected is renewed before it signs again (after a rejection that could not be
             // replayed, or a refresh that failed): sent again, it would be rejected again.
-            guard credential.expires(within: refreshWindow, of: now()) || rejectedVersion == credential.version else {
+            guard
+                credential.expires(within: window(for: credential), of: now())
+                    || rejectedVersion == credential.version
+            else {
                 return credential
             }
             return try await startRefresh(of: credential)
         } catch  where canFallBack(to: credential, after: error) {
             return credential
         }
+    }
+
+    /// How long before its expiry `credential` is renewed: ``refreshWindow``, or half the lifetime of a credential a
+    /// refresh gave when that is shorter. A provider that issues tokens for 60 s or less would otherwise hand out
+    /// each one already inside the window: renewed again on the next call, a refresh per call until the storm
+    /// guard stops them (and, for tokens under 30 s, calls failing with `excessiveRefresh` until it lets one through).
+    func window(for credential: Credential) -> Duration {
+        guard let renewed = renewedLifetime, renewed.version == credential.version else { return refreshWindow }
+        // Clamped before the conversion: a token endpoint may announce any lifetime (a finite one past Int64's range
+        // in milliseconds would trap).
+        let half = min(max(renewed.seconds, 0), 1e9) / 2
+        return min(refreshWindow, .milliseconds(Int64(half * 1000)))
     }
 
     /// Renews the credential after a server rejected the one with `version`, or returns the newer one.

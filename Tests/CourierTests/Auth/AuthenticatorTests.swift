@@ -289,6 +289,31 @@ struct AuthenticatorTests {
         #expect(harness.tokenRequests.count == 1)
     }
 
+    @Test("a provider's 60-second tokens are renewed once per half lifetime, not on every call")
+    func shortLivedTokens() async throws {
+        let harness = try await F.harness(signIn: F.signedIn(expiresIn: 30))
+        let issued = DecisionFixtures.Counter()
+        harness.mock.stub(.post, F.tokenPath) { _ in
+            let number = issued.next() + 2
+            return .json(
+                raw: #"{"access_token":"access-\#(number)","token_type":"bearer","expires_in":60,"#
+                    + #""refresh_token":"refresh-\#(number)"}"#)
+        }
+        harness.mock.stub(nil, "/probe") { _ in .text("ok") }
+
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.count == 1, "30 s left, inside the 60 s window: renewed")
+        // 25 s in steps of 5: the new token has 55 … 35 s left, more than half of its 60 s.
+        for _ in 0..<5 {
+            harness.time.advance(by: 5)
+            #expect(try await harness.client.send(Probe()) == "ok")
+        }
+        #expect(harness.tokenRequests.count == 1, "no refresh per call")
+        harness.time.advance(by: 10)
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.count == 2, "25 s left: past half its lifetime")
+    }
+
     @Test("a credential well before expiry is not refreshed")
     func noRefreshBeforeTheWindow() async throws {
         let harness = try await F.harness(signIn: F.signedIn(expiresIn: 61))

@@ -110,7 +110,9 @@ extension Authenticator {
     /// server rotated away (`invalid_grant`, and the session ended for both). `nil` when the store holds
     /// `credential`, nothing, or cannot be read: the refresh goes ahead.
     private func renewedInStore(_ credential: Credential) async -> Credential? {
-        guard let stored = try? await inStoreOrder({ [store] in try await store.load() }) else { return nil }
+        guard !storeIsStale, let stored = try? await inStoreOrder({ [store] in try await store.load() }) else {
+            return nil
+        }
         // Not what this process last read or wrote there (an older credential, when saving a renewal failed).
         guard !Self.sameTokens(stored, credential), !Self.sameTokens(stored, knownStored) else { return nil }
         return stored
@@ -133,6 +135,7 @@ extension Authenticator {
         do {
             try await inStoreOrder { [store, fresh] in try await store.save(fresh) }
             knownStored = fresh
+            storeIsStale = false
         } catch {
             saveFailure = "\(error)"
         }

@@ -106,6 +106,9 @@ public actor Authenticator {
     /// The version of the credential the last refresh installed, and the seconds it had to live when it was asked
     /// for: see ``window(for:)``.
     var renewedLifetime: (version: Int, seconds: TimeInterval)?
+    /// Whether the store holds a credential older than the session's, which a sign-in could not replace: none of
+    /// it is adopted as a renewal until a save succeeds.
+    var storeIsStale = false
 
     /// Creates an authenticator.
     ///
@@ -240,8 +243,16 @@ public actor Authenticator {
     @discardableResult
     public func signIn(_ credential: Credential) async throws -> Credential {
         let installed = install(credential)
-        try await inStoreOrder { [store, installed] in try await store.save(installed) }
+        do {
+            try await inStoreOrder { [store, installed] in try await store.save(installed) }
+        } catch {
+            // The store still holds what was there before (another account's credential, an old session's): a
+            // refresh must not take it for another process's renewal of this one.
+            storeIsStale = true
+            throw error
+        }
         knownStored = installed
+        storeIsStale = false
         return installed
     }
 

@@ -314,6 +314,32 @@ struct AuthenticatorTests {
         #expect(harness.tokenRequests.count == 2, "25 s left: past half its lifetime")
     }
 
+    /// A store that holds another account's credential and cannot be written (a full disk, a read-only directory).
+    struct UnwritableStore: CredentialStore {
+        static let other = Credential(
+            accessToken: "other-account", refreshToken: "other-refresh", expiresAt: F.start.addingTimeInterval(3600))
+        func load() async throws -> Credential? { Self.other }
+        func save(_ credential: Credential) async throws {
+            throw CourierError(code: .credentialStoreFailed, stage: .adapt, message: "the disk is full")
+        }
+        func clear() async throws {}
+    }
+
+    @Test("after a sign-in the store could not save, a refresh does not adopt the store's older credential")
+    func failedSignInSaveIsNotARenewal() async throws {
+        let harness = try await F.harness(store: UnwritableStore(), signIn: nil)
+        let error = await expectCourierError { try await harness.authenticator.signIn(F.signedIn()) }
+        #expect(error?.code == .credentialStoreFailed)
+        F.stubTokenEndpoint(harness.mock)
+        F.stubAPI(harness.mock, accepting: { "access-2" })
+
+        // access-1 is rejected: the refresh asks the token endpoint, not the store, for its successor.
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.count == 1)
+        let sent = harness.apiRequests.map { $0.head.headerFields[.authorization] }
+        #expect(sent == ["Bearer access-1", "Bearer access-2"])
+    }
+
     @Test("a credential well before expiry is not refreshed")
     func noRefreshBeforeTheWindow() async throws {
         let harness = try await F.harness(signIn: F.signedIn(expiresIn: 61))

@@ -53,11 +53,6 @@ struct CacheStage: Sendable {
             // Read only for a client with a cache: every call builds a stage.
             credentialHeaders: cache == nil ? [] : client.configuration.redactor.sensitiveHeaderNames
         )
-        if let cache {
-            for case let adapter as AuthenticationAdapter in client.configuration.adapters {
-                cache.follow(adapter.authenticator)
-            }
-        }
     }
 
     /// Whether ``send(_:context:over:)`` would only call the transport (no cache, no shared transfers): the pipeline

@@ -210,8 +210,9 @@ public final class HTTPCache: Sendable {
 
     /// Purges signed entries when `authenticator`'s credential changes: on sign-in, refresh or loading from its
     /// store, every signed entry but the new credential's; on sign-out, every signed entry. Unsigned entries
-    /// stay. The client does this by itself for the authenticator of its ``Client/Configuration/authenticate(with:origins:rejectedWhen:)``;
-    /// call it for an authenticator used another way. One authenticator per cache.
+    /// stay. A client does this by itself, from its creation, for the authenticator of its
+    /// ``Client/Configuration/authenticate(with:origins:rejectedWhen:)``; call it for an authenticator used another
+    /// way. One authenticator per cache.
     public func follow(_ authenticator: Authenticator) {
         let isNew = attached.withLock { $0.insert(ObjectIdentifier(authenticator)).inserted }
         guard isNew else { return }

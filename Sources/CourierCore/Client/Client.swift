@@ -86,6 +86,13 @@ public struct Client: Sendable {
             }
             defaultDecisionChain = decisionsWithRetry + defaultRequestDecisions
             limiter = sharedLimiter ?? configuration.maxConcurrentRequests.map { ConcurrencyLimiter(limit: $0) }
+            // From the client's creation, not its first call: a sign-in or sign-out before that call (a login
+            // screen, an account switch at launch) purges the previous credential's entries too.
+            if let cache = configuration.cache {
+                for case let adapter as AuthenticationAdapter in configuration.adapters {
+                    cache.follow(adapter.authenticator)
+                }
+            }
             let bases = servers.mapValues { server in
                 Result { try RequestResolver.base(of: server, cleartextPolicy: configuration.cleartextPolicy) }
                     .mapError { error in

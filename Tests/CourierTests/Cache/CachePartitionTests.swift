@@ -56,6 +56,24 @@ struct CachePartitionTests {
         #expect(harness.cache.count == 1)
     }
 
+    @Test("row 38: a client's sign-in purges the previous user's entries before the client's first call")
+    func signInBeforeFirstCallPurges() async throws {
+        // The previous user's entries, as a cache directory keeps them from an earlier launch.
+        let harness = try await authenticated()
+        _ = try await harness.client.send(Page())
+        _ = try await harness.client.send(Page(path: "/public", authentication: .none))
+        #expect(harness.cache.count == 2)
+        // The next launch: a new authenticator and client on that cache; the login screen signs in before any call.
+        let authenticator = Authenticator(refresher: AuthFixtures.DeferredRefresher())
+        let (client, _) = Fixtures.client { configuration in
+            configuration.cache = harness.cache
+            configuration.authenticate(with: authenticator)
+        }
+        try await authenticator.signIn(Credential(accessToken: "user-b"))
+        #expect(harness.cache.count == 1, "user A's entry is gone; the unsigned one stays")
+        _ = client
+    }
+
     @Test("row 38: a new sign-in (another user) purges the previous user's entries")
     func signInPurges() async throws {
         let harness = try await authenticated()

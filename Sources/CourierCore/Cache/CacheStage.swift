@@ -204,8 +204,11 @@ struct CacheStage: Sendable {
                 if fresh { return .answer(serve(stored, age: age, as: .hit)) }
                 let staleness = age - lifetime
                 if !stored.control.mustRevalidate {
+                    // max-stale tolerates staleness; the request's own max-age and min-fresh still hold (RFC 9111
+                    // §5.2.1.1, §5.2.1.3): an entry older than its max-age goes to the network with or without it.
                     if let maxStale = requestControl.maxStale,
-                        maxStale == Int.max || staleness <= TimeInterval(maxStale)
+                        maxStale == Int.max || staleness <= TimeInterval(maxStale), requestControl.minFresh == nil,
+                        requestControl.maxAge.map({ age <= TimeInterval($0) }) ?? true
                     {
                         return .answer(serve(stored, age: age, as: .stale))
                     }

@@ -294,6 +294,26 @@ struct CacheStalenessTests {
         let strict = try await harness.send(Page(headers: ["Cache-Control": "max-age=10"]))
         #expect(strict.cacheStatus?.outcome == .miss)
     }
+
+    @Test(
+        "request max-stale does not lift the request's own max-age or min-fresh (RFC 9111 §5.2.1)",
+        arguments: ["max-age=10, max-stale=5", "min-fresh=3600, max-stale=5", "max-stale, max-age=10"])
+    func maxStaleKeepsTheRequestsOtherLimits(directives: String) async throws {
+        // Stored with max-age=100, asked for 20 s later: fresh by its lifetime, too old for the request.
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(
+            .get, "/page",
+            with: [
+                .text("stored", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=100"])),
+                .text("new", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=100"])),
+            ])
+        _ = try await harness.send()
+        harness.time.advance(by: 20)
+        let answered = try await harness.send(Page(headers: ["Cache-Control": directives]))
+        #expect(answered.value == "new")
+        #expect(answered.cacheStatus?.outcome == .miss)
+        #expect(harness.networkCount == 2)
+    }
 }
 
 /// A flag set once, read from a mock's handler.

@@ -1,5 +1,6 @@
 import Courier
 import Foundation
+import Synchronization
 import Testing
 
 /// Courier's OAuth 2.0 code against an authorization server nobody here wrote: Authlib (`scripts/oauth-authlib`
@@ -245,33 +246,36 @@ extension Conformance {
         }
 
         @Test(
-            "client credentials: a token issued for 30 s (inside the 60 s window) is replaced before its next use",
+            "client credentials: a 30 s token (under the 60 s window) serves calls for half its life, then is replaced",
             arguments: TransportKind.all)
         func clientCredentialsExpiry(transport: TransportKind) async throws {
             let lab = try await OAuthLab.running(on: transport)
             let service = try lab.registered(.service)
-            let (authenticator, client) = try serviceSession(lab)
+            // The authenticator's clock runs ahead when the test says so; the token endpoint's lifetimes are real.
+            let ahead = Mutex<TimeInterval>(0)
+            let (authenticator, client) = try serviceSession(lab, now: { Date() + ahead.withLock { $0 } })
             let before = try await lab.stats()
             try await lab.setLifetime(30, of: .service)
             let start = Date()
-            let calls: (Me, Me, Credential?)
+            let calls: (Me, Me, Me, Credential?)
             do {
-                calls = (
-                    try await client.send(GetMe()), try await client.send(GetMe()),
-                    try await authenticator.currentCredential()
-                )
+                let first = try await client.send(GetMe())
+                let second = try await client.send(GetMe())
+                ahead.withLock { $0 = 16 }
+                calls = (first, second, try await client.send(GetMe()), try await authenticator.currentCredential())
                 try await lab.setLifetime(nil, of: .service)
             } catch {
                 try? await lab.setLifetime(nil, of: .service)
                 throw error
             }
             let after = try await lab.stats()
-            #expect(calls.0.token != calls.1.token)
+            #expect(calls.0.token == calls.1.token, "30 s left, more than half its life: not renewed on every call")
+            #expect(calls.1.token != calls.2.token, "14 s left: renewed before this call")
             #expect(
                 after.requests("client_credentials", client: service.clientID)
                     - before.requests("client_credentials", client: service.clientID) == 2)
             #expect(after.resource(401) == before.resource(401))
-            let expiry = try #require(calls.2?.expiresAt)
+            let expiry = try #require(calls.3?.expiresAt)
             #expect(expiry > start.addingTimeInterval(29) && expiry < Date().addingTimeInterval(31))
         }
 
@@ -377,11 +381,13 @@ extension Conformance {
         }
 
         /// A session of the service client with the client-credentials grant and an empty store, scope `read`.
-        func serviceSession(_ lab: OAuthLab) throws -> (Authenticator, Client) {
+        func serviceSession(
+            _ lab: OAuthLab, now: @escaping @Sendable () -> Date = { Date() }
+        ) throws -> (Authenticator, Client) {
             let refresher = OAuth2ClientCredentialsRefresher(
                 client: lab.client, path: lab.registry.tokenPath, authentication: try lab.authentication(.service),
                 scope: "read")
-            let authenticator = Authenticator(refresher: refresher)
+            let authenticator = Authenticator(refresher: refresher, now: now)
             return (authenticator, lab.client.configured { $0.authenticate(with: authenticator) })
         }
 

@@ -86,6 +86,13 @@ extension Authenticator {
                 // A sign-in or sign-out during the refresh wins over its failure too: the waiters get the new
                 // session's credential (or its end), not an error of the session that is gone.
                 result = outcome
+            } else if let credential, (error as? CourierError)?.code == .reauthenticationRequired,
+                let stored = await renewedInStore(credential)
+            {
+                // Another process sharing the store renewed the same credential while this refresh was in flight
+                // (the server rotated the refresh token for it, hence `invalid_grant` here): its renewal is this
+                // session's too. Ending the session would sign this process out and clear the store it saved.
+                result = await adopt(stored, replacing: credential, requestedAt: started)
             } else {
                 result = .failure(await classify(error, refreshing: credential))
             }

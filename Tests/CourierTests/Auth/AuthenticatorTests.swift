@@ -340,6 +340,26 @@ struct AuthenticatorTests {
         #expect(sent == ["Bearer access-1", "Bearer access-2"])
     }
 
+    @Test(
+        "two processes on one store: the refresh that loses the race (invalid_grant) adopts the winner's renewal")
+    func lostRefreshRaceAdoptsTheWinner() async throws {
+        let store = InMemoryCredentialStore()
+        let harness = try await F.harness(store: store)
+        let winner = Credential(
+            accessToken: "access-other", refreshToken: "refresh-other", expiresAt: F.start.addingTimeInterval(3600))
+        // The other process spends refresh-1 first and saves its renewal; the server then refuses this one's.
+        harness.mock.stub(.post, F.tokenPath) { _ in
+            await store.save(winner)
+            return .json(raw: #"{"error":"invalid_grant"}"#, status: 400)
+        }
+        F.stubAPI(harness.mock, accepting: { "access-other" })
+
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.count == 1)
+        #expect(await store.load()?.accessToken == "access-other", "the winner's credential stays stored")
+        #expect(try await harness.authenticator.currentCredential()?.accessToken == "access-other")
+    }
+
     @Test("a credential well before expiry is not refreshed")
     func noRefreshBeforeTheWindow() async throws {
         let harness = try await F.harness(signIn: F.signedIn(expiresIn: 61))

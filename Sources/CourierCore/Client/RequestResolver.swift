@@ -86,12 +86,16 @@ extension DefaultStringInterpolation {
     /// `"/files/\(pathSegment: "../admin")"` is `/files/..%2Fadmin`, and `%2F` becomes `%252F`. A value that is
     /// exactly `.` or `..` has no encoding a server will not read as a dot segment (RFC 3986 §6.2.2.2 makes `%2E`
     /// equal to `.`), so it is encoded as `%2E` / `%2E%2E` and the call fails with ``CourierError/Code/invalidURL``
-    /// before anything is sent, rather than reaching the path's parent.
+    /// before anything is sent, rather than reaching the path's parent. An empty value would leave no segment at all
+    /// (`/users//posts`, which servers that merge slashes route to `/users/posts`, or `/users/`, the collection): it
+    /// is written `%00`, which the call refuses the same way.
     public mutating func appendInterpolation(pathSegment value: some CustomStringConvertible) {
         let text = value.description
         if text == "." || text == ".." {
             // A dot segment would be removed by RFC 3986 normalisation and move the request elsewhere.
             appendLiteral(String(repeating: "%2E", count: text.count))
+        } else if text.isEmpty {
+            appendLiteral(RequestValidator.emptySegmentMarker)
         } else {
             appendLiteral(PercentEncoding.encode(text, allowing: .pathSegmentValue))
         }

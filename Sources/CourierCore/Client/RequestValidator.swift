@@ -69,6 +69,10 @@ enum RequestValidator {
     /// `%2E` equivalent to `.`, and servers and proxies (nginx, Go's `ServeMux`, WHATWG URL parsers) resolve such a
     /// segment like `..`: `\(pathSegment: "..")` would leave the path it was meant to stay in. One pass over the
     /// bytes, which the byte check made anyway.
+    /// What `\(pathSegment:)` writes for an empty value: a percent-encoded NUL, which no path carries on purpose,
+    /// refused by ``problem(in:)``.
+    static let emptySegmentMarker = "%00"
+
     @inline(never)
     static func problem(in target: String) -> String? {
         var target = target
@@ -105,6 +109,11 @@ enum RequestValidator {
                     dots += 1
                     encoded = true
                     index += 2
+                case UInt8(ascii: "%")
+                where index + 1 < bytes.count && bytes[index] == UInt8(ascii: "0")
+                    && bytes[index + 1] == UInt8(ascii: "0"):
+                    return "the path has an empty pathSegment value, or a percent-encoded NUL (%00): a segment must "
+                        + "not be empty ('/users//posts' and '/users/' reach other resources on many servers)"
                 default:
                     other = true
                 }

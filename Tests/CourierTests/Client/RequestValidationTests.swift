@@ -166,7 +166,6 @@ struct RequestValidationTests {
         ("?x", "%3Fx"),
         ("#y", "%23y"),
         ("a\r\nHost: evil.com", "a%0D%0AHost:%20evil.com"),
-        ("\0", "%00"),
         ("é", "%C3%A9"),
         ("\\..\\", "%5C..%5C"),
         ("!$&'()*+,;=:@", "!$&'()*+,%3B=:@"),
@@ -208,6 +207,19 @@ struct RequestValidationTests {
         let error = await expectCourierError { try await send(AdapterFixtures.probe(path: path)) }
         #expect(error?.code == .invalidURL, "\(path)")
         #expect(error?.message?.contains("dot segment") == true)
+    }
+
+    @Test(
+        "an empty pathSegment value (or a NUL, %00) fails with invalidURL before anything is sent; not an empty query",
+        arguments: [
+            "/users/\(pathSegment: "")/posts", "/users/\(pathSegment: "")", "/a/%00/b", "/a/\(pathSegment: "\0")",
+        ])
+    func emptySegments(path: String) async throws {
+        let error = await expectCourierError { try await send(AdapterFixtures.probe(path: path)) }
+        #expect(error?.code == .invalidURL, "\(path)")
+        #expect(error?.message?.contains("empty pathSegment") == true)
+        let queried = try await send(AdapterFixtures.probe(path: "/users", query: ["id": ""]))
+        #expect(queried.head.path == "/users?id=")
     }
 
     @Test(

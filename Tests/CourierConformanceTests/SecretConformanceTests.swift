@@ -117,7 +117,10 @@ extension Conformance {
                 _ = try await client.send(request)
             } catch let error as CourierError {
                 thrown = error
+                var dumped = ""
+                dump(error, to: &dumped)
                 texts += [
+                    ("dump(error)", dumped),
                     ("String(describing: error)", String(describing: error)),
                     ("error.message", error.message ?? ""),
                     ("error.localizedDescription", error.localizedDescription),
@@ -186,6 +189,27 @@ extension Conformance {
                 #expect(error?.code == .unacceptableStatus, "\(String(describing: error))")
                 #expect(
                     error?.bodyExcerpt?.contains("no such thing: /echo-404?") == true, "\(String(describing: error))")
+                Self.expectNoSecret(in: texts, transport: transport)
+            }
+        }
+
+        @Test(
+            "a response's session cookie (under a name the redactor does not know) and token header reach no log line",
+            arguments: TransportKind.all)
+        func responseSecretsWithTraceLogger(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                server.register("GET", "/session") { _ in
+                    TestServerResponse(
+                        status: 200,
+                        headers: [
+                            ("Set-Cookie", "JSESSIONID=PLANTED-session; Path=/; HttpOnly"),
+                            ("Authorization", "Bearer PLANTED-response-token"),
+                        ],
+                        body: Array("{}".utf8))
+                }
+                let (error, texts) = try await Self.strings(
+                    of: Planted(path: "/session"), to: server.baseURL, on: transport)
+                #expect(error == nil, "\(String(describing: error))")
                 Self.expectNoSecret(in: texts, transport: transport)
             }
         }

@@ -551,7 +551,7 @@ struct Pipeline<R: Request>: Sendable {
         }
 
         state.withLock { $0.stage = .validate }
-        try RequestValidator.validate(&outgoing, cleartextPolicy: configuration.cleartextPolicy, base: plan.base)
+        try Self.validate(&outgoing, cleartextPolicy: configuration.cleartextPolicy, base: plan.base, state: state)
         state.withLock { $0.request = outgoing.head }
         events?.adapted(outgoing.head, attempt: attempt)
         if let progress, outgoing.body != nil {
@@ -605,7 +605,7 @@ struct Pipeline<R: Request>: Sendable {
             maxResponseBodySize: plan.limit,
             attempt: attempt,
             logger: configuration.logger.logLevel <= .debug
-                ? configuration.redactor.scrubbing(
+                ? configuration.redactor.scrubbingForTransport(
                     configuration.logger, secrets: configuration.redactor.secrets(of: outgoing.head))
                 : configuration.logger,
             tls: plan.server.tls ?? configuration.tls,
@@ -615,6 +615,21 @@ struct Pipeline<R: Request>: Sendable {
         // A live body may outlast the call's deadline, which bounds the time to its head (`withDeadline`).
         context.deadlineMoment = Self.isLive ? nil : deadline
         return context
+    }
+
+    /// ``RequestValidator/validate(_:cleartextPolicy:base:)``; a request it refuses goes into the record, so the error
+    /// and the log line name it (redacted). Synchronous and not inlined: nothing of it in `prepare`'s async frame.
+    @inline(never)
+    private static func validate(
+        _ outgoing: inout OutgoingRequest, cleartextPolicy: CleartextPolicy, base: RequestResolver.Base,
+        state: LockedBox<CallRecord>
+    ) throws {
+        do {
+            try RequestValidator.validate(&outgoing, cleartextPolicy: cleartextPolicy, base: base)
+        } catch {
+            state.withLock { $0.request = outgoing.head }
+            throw error
+        }
     }
 
     /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also

@@ -136,3 +136,30 @@ extension String {
         return replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 }
+
+extension CourierError: CustomReflectable {
+    /// The error's fields for `dump(error)` and debuggers, with the underlying error (unless it is a ``CourierError``,
+    /// which has this mirror too) as its scrubbed description: a mirror of it as thrown would show, say, a
+    /// `URLError`'s failing URL with the query's secrets, which ``description`` replaces.
+    public var customMirror: Mirror {
+        let redactor = Redactor.default
+        var secrets = Redactor.Secrets()
+        if let request { secrets.formUnion(redactor.secrets(of: request)) }
+        if let response { secrets.formUnion(redactor.secrets(ofResponse: response)) }
+        var underlying: Any?
+        if let underlyingError {
+            underlying =
+                underlyingError is CourierError
+                ? underlyingError
+                : redactor.scrub(scrubbedUnderlyingDescription ?? "\(underlyingError)", secrets: secrets)
+        }
+        return Mirror(
+            self,
+            children: [
+                "code": code, "stage": stage, "message": message.map { redactor.scrub($0, secrets: secrets) } as Any,
+                "request": request as Any, "response": response as Any, "bodyExcerpt": bodyExcerpt as Any,
+                "trace": trace, "underlyingError": underlying as Any,
+            ],
+            displayStyle: .struct)
+    }
+}

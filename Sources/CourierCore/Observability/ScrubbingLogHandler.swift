@@ -11,6 +11,8 @@ struct ScrubbingLogHandler: LogHandler {
     var base: any LogHandler
     let redactor: Redactor
     let secrets: Redactor.Secrets
+    /// Events below this level are dropped (see ``Redactor/scrubbingForTransport(_:secrets:)``).
+    var floor: Logger.Level = .trace
 
     var logLevel: Logger.Level {
         get { base.logLevel }
@@ -33,6 +35,7 @@ struct ScrubbingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
+        guard event.level >= floor else { return }
         var event = event
         event.message = Logger.Message(stringLiteral: redactor.scrub(event.message.description, secrets: secrets))
         event.metadata = event.metadata?.mapValues(scrub)
@@ -72,6 +75,18 @@ extension Redactor {
     public func scrubbing(_ logger: Logger, secrets: Secrets) -> Logger {
         var scrubbed = logger
         scrubbed.handler = ScrubbingLogHandler(base: logger.handler, redactor: self, secrets: secrets)
+        return scrubbed
+    }
+
+    /// The logger a transport gets: ``scrubbing(_:secrets:)``, without its HTTP library's `trace` events. At `trace`,
+    /// AsyncHTTPClient logs every response part as it is: each header (a session cookie under any name, a token in
+    /// a header the redactor does not know) and the body's bytes, secrets that are not the request's and cannot be
+    /// scrubbed. Courier's own log lines, redacted, still show the heads.
+    func scrubbingForTransport(_ logger: Logger, secrets: Secrets) -> Logger {
+        var scrubbed = logger
+        var handler = ScrubbingLogHandler(base: logger.handler, redactor: self, secrets: secrets)
+        handler.floor = .debug
+        scrubbed.handler = handler
         return scrubbed
     }
 }

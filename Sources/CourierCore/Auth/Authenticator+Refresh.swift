@@ -191,7 +191,8 @@ extension Authenticator {
             try? await inStoreOrder { [store] in try await store.clear() }
         }
         return Self.reauthentication(
-            "the server rejected the refresh token; sign in again",
+            // The cause as the refresher gave it: a token endpoint's refusal, or no refresh token to send at all.
+            "the credential cannot be renewed (\(failure.message ?? "\(failure.code)")); sign in again",
             underlying: failure
         )
     }

@@ -117,15 +117,19 @@ public struct ErrorMessageProvider: Sendable {
         switch code {
         case .notConnectedToInternet: .offline
         case .connectionFailed, .transportFailed, .connectTimeout, .connectionRefused, .networkUnreachable,
-            .hostNotFound, .proxyAuthenticationRequired, .proxyFailed:
+            .hostNotFound, .proxyFailed:
             .serverUnreachable
+        // The proxy refused the app's proxy credentials: trying later does not help, and the server was not reached.
+        case .proxyAuthenticationRequired: .requestFailed
         case .connectionReset, .truncatedResponse: .connectionLost
         case .untrustedCertificate, .hostnameMismatch, .certificateExpired, .pinMismatch, .tlsHandshakeFailed,
             .clientCertificateRejected:
             .secureConnectionFailed
         case .timedOut, .idleTimeout: .timedOut
-        case .missingCredential, .reauthenticationRequired, .excessiveRefresh, .credentialStoreFailed:
-            .sessionExpired
+        case .missingCredential, .reauthenticationRequired: .sessionExpired
+        // The session goes on: the device could not keep the credential, or the storm guard paused renewals.
+        // Signing in again is neither needed nor a remedy.
+        case .excessiveRefresh, .credentialStoreFailed: .unknown
         case .bodyTooLarge, .decompressionLimit, .eventTooLarge, .lineTooLarge: .responseTooLarge
         case .reconnectLimit: .connectionLost
         case .clientAuthenticationFailed, .scopeRejected: .requestFailed

@@ -360,6 +360,18 @@ struct AuthenticatorTests {
         #expect(try await harness.authenticator.currentCredential()?.accessToken == "access-other")
     }
 
+    @Test("a credential without a refresh token: the error says so, not that a server rejected one")
+    func noRefreshTokenIsNamed() async throws {
+        let expired = Credential(accessToken: "access-1", refreshToken: nil, expiresAt: F.start.addingTimeInterval(-1))
+        let harness = try await F.harness(signIn: expired)
+        F.stubTokenEndpoint(harness.mock)
+        F.stubAPI(harness.mock, accepting: { "access-2" })
+        let error = await expectCourierError { try await harness.client.send(Probe()) }
+        #expect(error?.code == .reauthenticationRequired)
+        #expect(error?.message?.contains("has no refresh token") == true, "\(String(describing: error))")
+        #expect(harness.tokenRequests.isEmpty, "nothing was sent")
+    }
+
     @Test("a credential well before expiry is not refreshed")
     func noRefreshBeforeTheWindow() async throws {
         let harness = try await F.harness(signIn: F.signedIn(expiresIn: 61))

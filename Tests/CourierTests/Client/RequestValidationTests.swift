@@ -218,6 +218,9 @@ struct RequestValidationTests {
         let error = await expectCourierError { try await send(AdapterFixtures.probe(path: path)) }
         #expect(error?.code == .invalidURL, "\(path)")
         #expect(error?.message?.contains("empty pathSegment") == true)
+        // The error names the request it refused.
+        #expect(error?.request?.path?.hasPrefix(path.prefix(3)) == true, "\(String(describing: error))")
+        #expect("\(String(describing: error))".contains("GET https://"))
         let queried = try await send(AdapterFixtures.probe(path: "/users", query: ["id": ""]))
         #expect(queried.head.path == "/users?id=")
     }

@@ -80,6 +80,11 @@ struct ErrorCatalogueTests {
             (CourierError(code: .bodyTooLarge, stage: .transport), .responseTooLarge),
             (Self.status(413), .uploadTooLarge),
             (CourierError(code: .insecureRedirect, stage: .decide), .insecureConnection),
+            // The session goes on: "sign in again" would be false, and trying later does not fix proxy credentials.
+            (CourierError(code: .credentialStoreFailed, stage: .adapt), .unknown),
+            (CourierError(code: .excessiveRefresh, stage: .adapt), .unknown),
+            (CourierError(code: .proxyAuthenticationRequired, stage: .transport), .requestFailed),
+            (CourierError(code: .missingCredential, stage: .adapt), .sessionExpired),
         ])
     func catalogue(error: CourierError, kind: ErrorMessageProvider.Kind) {
         #expect(ErrorMessageProvider.kind(for: error) == kind)

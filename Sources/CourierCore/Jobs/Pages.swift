@@ -88,7 +88,9 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
             case .url(let request, let url):
                 let key = PageKey.of(url)
                 if let seen = visited[key] {
-                    throw cycle("next link goes back to page \(seen) (\(Redactor.default.displayURL(url)))")
+                    // The client's redactor: this error is thrown between calls, where no call's redaction reaches it.
+                    let shown = pages.client.configuration.redactor.displayURL(url)
+                    throw cycle("next link goes back to page \(seen) (\(shown))")
                 }
                 // The URL linked to, besides the one a redirect may end at: a link back to either is a cycle.
                 visited[key] = number + 1

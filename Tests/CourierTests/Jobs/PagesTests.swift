@@ -185,6 +185,25 @@ struct PagesTests {
         #expect(mock.recordedRequests.count == 2)
     }
 
+    @Test("a cycle's error shows the link with the client's own sensitive query keys redacted")
+    func linkCycleRedactsWithTheClientsRedactor() async throws {
+        let (client, mock) = Fixtures.client { $0.redactor.sensitiveQueryKeys.insert("tenant_token") }
+        mock.stub(.get, "/numbers") { request in
+            let path = request.head.path ?? ""
+            if path.contains("next=3") {
+                return .json(raw: "[3]", headerFields: [link: "</numbers?next=2&tenant_token=PLANTED>; rel=next"])
+            }
+            if path.contains("next=2") { return .json(raw: "[2]", headerFields: [link: "</numbers?next=3>; rel=next"]) }
+            return .json(raw: "[1]", headerFields: [link: "</numbers?next=2&tenant_token=PLANTED>; rel=next"])
+        }
+        let error = await expectCourierError {
+            for try await _ in client.pages(of: ListNumbers(), next: .link()) {}
+        }
+        #expect(error?.code == .unexpectedResponse)
+        #expect(error?.message?.contains("tenant_token=<redacted>") == true, "\(String(describing: error))")
+        #expect(!"\(String(describing: error))".contains("PLANTED"))
+    }
+
     @Test(
         "a page whose next link is itself, spelled another way (host case, default port, fragment), is the last",
         arguments: [

@@ -95,9 +95,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// ``Redactor/default`` and whatever secrets its own ``request`` and ``response`` still hold.
     public var description: String {
         let redactor = Redactor.default
-        var secrets = Redactor.Secrets()
-        if let request { secrets.formUnion(redactor.secrets(of: request)) }
-        if let response { secrets.formUnion(redactor.secrets(ofResponse: response)) }
+        let secrets = ownSecrets
         var text = "CourierError.\(code) at \(stage)"
         if let request {
             text += ": \(request.method) \(Redactor.displayURL(of: redactor.redact(request)))"
@@ -137,15 +135,24 @@ extension String {
     }
 }
 
+extension CourierError {
+    /// The secrets the error's own ``request`` and ``response`` still hold, for ``Redactor/default`` to scrub.
+    fileprivate var ownSecrets: Redactor.Secrets {
+        let redactor = Redactor.default
+        var secrets = Redactor.Secrets()
+        if let request { secrets.formUnion(redactor.secrets(of: request)) }
+        if let response { secrets.formUnion(redactor.secrets(ofResponse: response)) }
+        return secrets
+    }
+}
+
 extension CourierError: CustomReflectable {
     /// The error's fields for `dump(error)` and debuggers, with the underlying error (unless it is a ``CourierError``,
     /// which has this mirror too) as its scrubbed description: a mirror of it as thrown would show, say, a
     /// `URLError`'s failing URL with the query's secrets, which ``description`` replaces.
     public var customMirror: Mirror {
         let redactor = Redactor.default
-        var secrets = Redactor.Secrets()
-        if let request { secrets.formUnion(redactor.secrets(of: request)) }
-        if let response { secrets.formUnion(redactor.secrets(ofResponse: response)) }
+        let secrets = ownSecrets
         var underlying: Any?
         if let underlyingError {
             underlying =

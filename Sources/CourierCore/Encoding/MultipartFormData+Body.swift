@@ -153,11 +153,11 @@ extension MultipartFormData.Part {
     /// Whether `needle` occurs in the part's headers or in-memory content (file and stream content is not read).
     fileprivate func contains(_ needle: [UInt8]) -> Bool {
         let texts = [name, filename ?? "", contentType ?? ""]
-        if texts.contains(where: { Array($0.utf8).firstRange(of: needle) != nil }) {
+        if texts.contains(where: { ByteSearch.contains(needle, in: Array($0.utf8)) }) {
             return true
         }
         if case .bytes(let bytes) = content {
-            return bytes.firstRange(of: needle) != nil
+            return ByteSearch.contains(needle, in: bytes)
         }
         return false
     }

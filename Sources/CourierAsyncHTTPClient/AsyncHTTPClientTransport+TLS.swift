@@ -26,6 +26,28 @@
         private struct Key: Hashable {
             let options: TLSOptions
             let host: String
+            /// The transport's own base configuration (``Base/id``); `nil` for ``baseConfiguration``.
+            let base: UUID?
+        }
+
+        /// The TLS configuration a transport made from an AsyncHTTPClient configuration starts from: that
+        /// configuration's own (its roots, identity, ciphers), raised to TLS 1.2 or later.
+        struct Base: Sendable {
+            /// Tells this transport's cached configurations from another's.
+            let id = UUID()
+            let configuration: TLSConfiguration
+
+            /// `configuration`, or NIOSSL's default when it is `nil`, with a minimum of TLS 1.2: NIOSSL's
+            /// `makeClientConfiguration()` accepts TLS 1.0, which ``TLSOptions`` never does unless its
+            /// `minimumVersion` is lowered.
+            init(_ configuration: TLSConfiguration?) {
+                var configuration = configuration ?? TLSConfiguration.makeClientConfiguration()
+                switch configuration.minimumTLSVersion {
+                case .tlsv1, .tlsv11: configuration.minimumTLSVersion = .tlsv12
+                case .tlsv12, .tlsv13: break
+                }
+                self.configuration = configuration
+            }
         }
 
         private struct Entry {
@@ -64,6 +86,32 @@
         private static let cache = LockedBox<[Key: Entry]>([:])
         static let cacheLimit = 512
 
+        /// The roots `base` trusts, which "the system's roots" stands for on a transport made from an AsyncHTTPClient
+        /// configuration: its `trustRoots` (the system's when `nil` or `.default`) and `additionalTrustRoots`. A
+        /// file or directory that cannot be read adds nothing.
+        private static func roots(of base: TLSConfiguration) -> [NIOSSLCertificate] {
+            func read(_ path: String) -> [NIOSSLCertificate] {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return [] }
+                guard isDirectory.boolValue else { return (try? NIOSSLCertificate.fromPEMFile(path)) ?? [] }
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+                return names.sorted().flatMap { (try? NIOSSLCertificate.fromPEMFile(path + "/" + $0)) ?? [] }
+            }
+            var roots: [NIOSSLCertificate]
+            switch base.trustRoots {
+            case .certificates(let certificates): roots = certificates
+            case .file(let path): roots = read(path)
+            case .default, nil: roots = SystemRoots.certificates
+            }
+            for additional in base.additionalTrustRoots {
+                switch additional {
+                case .certificates(let certificates): roots += certificates
+                case .file(let path): roots += read(path)
+                }
+            }
+            return roots
+        }
+
         /// The configuration AsyncHTTPClient uses for the process-wide clients: TLS 1.2 or later.
         static var baseConfiguration: TLSConfiguration {
             var configuration = TLSConfiguration.makeClientConfiguration()
@@ -73,18 +121,23 @@
 
         /// The per-request configuration for `options` and the host of `request`, or `nil` for the defaults (the
         /// client's own: no per-call work then).
-        static func configuration(for options: TLSOptions, request: HTTPRequest) throws -> TLSConfiguration? {
+        ///
+        /// - Parameter base: What the configuration starts from: the transport's own (``Base``), or `nil` for
+        ///   ``baseConfiguration``.
+        static func configuration(
+            for options: TLSOptions, request: HTTPRequest, base: Base? = nil
+        ) throws -> TLSConfiguration? {
             var defaults = TLSOptions.default
             defaults.httpVersions = options.httpVersions
             guard options != defaults, let origin = request.url.flatMap(Origin.init(url:)) else { return nil }
-            let key = Key(options: options, host: origin.host)
+            let key = Key(options: options, host: origin.host, base: base?.id)
             let files = options.clientIdentity?.files.map { $0.map { FileVersion(path: $0.path) } }
             // A file that cannot be read right now (mid-replacement) leaves the identity read before in use.
             if let cached = cache.withLock({ $0[key] }), cached.files == files || files?.contains(nil) == true {
                 return cached.configuration
             }
             // Versions taken before the files are read: a change while they are read is seen at the next call.
-            let configuration = try make(options, host: key.host)
+            let configuration = try make(options, host: key.host, base: base?.configuration ?? baseConfiguration)
             cache.withLock { cache in
                 if cache.count >= cacheLimit { cache.removeAll() }
                 cache[key] = Entry(configuration: configuration, files: files)
@@ -92,19 +145,21 @@
             return configuration
         }
 
-        private static func make(_ options: TLSOptions, host: String) throws(CourierError) -> TLSConfiguration {
-            var configuration = baseConfiguration
+        private static func make(
+            _ options: TLSOptions, host: String, base: TLSConfiguration
+        ) throws(CourierError) -> TLSConfiguration {
+            var configuration = base
             configuration.minimumTLSVersion = version(options.minimumVersion)
             do {
                 let extra = try options.trust.certificates.map { try NIOSSLCertificate(bytes: $0.der, format: .der) }
                 switch options.trust {
                 case .system: break
-                case .systemAnd: configuration.additionalTrustRoots = [.certificates(extra)]
+                case .systemAnd: configuration.additionalTrustRoots += [.certificates(extra)]
                 case .only: configuration.trustRoots = .certificates(extra)
                 }
                 if let pinSet = options.pinSet(for: host) {
                     var candidates = extra
-                    if options.trust.includesSystemRoots { candidates += SystemRoots.certificates }
+                    if options.trust.includesSystemRoots { candidates += roots(of: base) }
                     let anchors = candidates.filter { certificate in
                         guard let spki = try? certificate.extractPublicKey().toSPKIBytes() else { return false }
                         return pinSet.pins.contains(Data(SHA256.hash(spki)).base64EncodedString())

@@ -122,6 +122,9 @@
         private let timeouts: Timeouts
         /// Whether ``shutdown()`` shuts ``client`` down: only for a client made by ``init(clientConfiguration:)``.
         private let ownsClient: Bool
+        /// What per-request TLS configurations start from on a client made by ``init(clientConfiguration:)`` (that
+        /// configuration's TLS settings); `nil` otherwise.
+        private let tlsBase: TLSMapping.Base?
 
         /// Creates a transport on the process-wide client for `configuration`.
         public init(configuration: Configuration = Configuration()) {
@@ -131,12 +134,19 @@
             self.decompresses = configuration.decompressionRatioLimit != nil
             self.timeouts = configuration.timeouts
             self.ownsClient = false
+            self.tlsBase = nil
         }
 
         /// Creates a transport that owns a new `HTTPClient` made from your AsyncHTTPClient configuration (its pool,
         /// timeouts, TLS, proxy and decompression as you set them), except that redirects are left to Courier
         /// (`redirectConfiguration` becomes `.disallow`) and so is tracing (`tracing.tracer` becomes `nil`: Courier's
         /// tracing monitor makes one span per attempt, see Tracing in ``AsyncHTTPClientTransport``).
+        ///
+        /// TLS: your `tlsConfiguration` (or NIOSSL's default when it is `nil`) is what every connection starts from,
+        /// and a request's `TLSOptions` (trust, pins, client identity) are applied on top of it. Its minimum version
+        /// is raised to TLS 1.2 when it is lower, as `TLSOptions` requires by default (NIOSSL's
+        /// `makeClientConfiguration()` accepts TLS 1.0); lower `TLSOptions.minimumVersion` for a server that needs
+        /// an older version.
         ///
         /// Shut it down with ``shutdown()``, or run the transport as a swift-service-lifecycle `Service` in your
         /// server's `ServiceGroup`: it then shuts its client down on graceful shutdown.
@@ -151,6 +161,9 @@
             var configuration = clientConfiguration
             configuration.redirectConfiguration = .disallow
             configuration.tracing.tracer = nil
+            let tlsBase = TLSMapping.Base(configuration.tlsConfiguration)
+            configuration.tlsConfiguration = tlsBase.configuration
+            self.tlsBase = tlsBase
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.priorityClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.sharedConfiguration = nil
@@ -183,6 +196,12 @@
         /// next to Courier's tracing monitor adds a second span and a second `traceparent` per attempt, so set
         /// `configuration.tracing.tracer = nil` on a client you trace with Courier.
         ///
+        /// TLS: a request with default `TLSOptions` uses the client's own TLS configuration, which Courier cannot
+        /// read. AsyncHTTPClient's default (`tlsConfiguration` left `nil`) accepts TLS 1.0, so set
+        /// `tlsConfiguration.minimumTLSVersion = .tlsv12` on a client you pass in, or use
+        /// ``init(clientConfiguration:)``, which does it for you. A request with other `TLSOptions` gets a
+        /// configuration built from TLS 1.2 and the system's roots, as on the process-wide client.
+        ///
         /// - Parameters:
         ///   - client: The client to send with.
         ///   - decompresses: Whether the client was configured to decompress (so `Content-Length` no longer
@@ -194,6 +213,7 @@
             self.decompresses = decompresses
             self.timeouts = Timeouts(connect: nil, idle: nil)
             self.ownsClient = false
+            self.tlsBase = nil
         }
 
         /// Sends the request and returns once the response head arrives; the body streams afterwards.
@@ -252,11 +272,12 @@
         /// AsyncHTTPClient's request for `request`, with the context's TLS settings over https.
         @inline(never)
         private static func makeRequest(
-            _ request: OutgoingRequest, secure: Bool, context: TransportContext
+            _ request: OutgoingRequest, secure: Bool, context: TransportContext, tlsBase: TLSMapping.Base?
         ) throws -> HTTPClientRequest {
             var ahcRequest = try makeRequest(request)
             if secure {
-                ahcRequest.tlsConfiguration = try TLSMapping.configuration(for: context.tls, request: request.head)
+                ahcRequest.tlsConfiguration = try TLSMapping.configuration(
+                    for: context.tls, request: request.head, base: tlsBase)
             }
             return ahcRequest
         }
@@ -267,7 +288,7 @@
             let response: HTTPClientResponse
             do {
                 response = try await route.client.execute(
-                    Self.makeRequest(request, secure: route.secure, context: context),
+                    Self.makeRequest(request, secure: route.secure, context: context, tlsBase: tlsBase),
                     deadline: context.deadline.map(Self.nioDeadline) ?? .distantFuture,
                     logger: context.logger
                 )

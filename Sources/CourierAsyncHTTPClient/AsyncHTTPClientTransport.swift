@@ -51,6 +51,10 @@
             /// Alamofire's request timeout).
             public var idleTimeout: Duration?
             /// Connections kept per host. Default: 8.
+            ///
+            /// A call beyond that many waits for a free connection for as long as its deadline allows (none by
+            /// default), as in URLSession's and OkHttp's queues. AsyncHTTPClient alone would fail it after the
+            /// connect timeout.
             public var maxConnectionsPerHost: Int
             /// How long an idle pooled connection stays open for reuse. Default: 60 s.
             public var keepAliveTimeout: Duration
@@ -285,17 +289,25 @@
         private func send(
             _ request: OutgoingRequest, route: Route, context: TransportContext
         ) async throws -> TransportResponse {
-            let response: HTTPClientResponse
-            do {
-                response = try await route.client.execute(
-                    Self.makeRequest(request, secure: route.secure, context: context, tlsBase: tlsBase),
-                    deadline: context.deadline.map(Self.nioDeadline) ?? .distantFuture,
-                    logger: context.logger
-                )
-            } catch {
-                throw await failure(error, request: request, route: route, context: context)
+            while true {
+                let response: HTTPClientResponse
+                do {
+                    response = try await route.client.execute(
+                        Self.makeRequest(request, secure: route.secure, context: context, tlsBase: tlsBase),
+                        deadline: context.deadline.map(Self.nioDeadline) ?? .distantFuture,
+                        logger: context.logger
+                    )
+                } catch let error as HTTPClientError where error == .getConnectionFromPoolTimeout && !Task.isCancelled {
+                    // AsyncHTTPClient gives up on a request that waited its connect timeout in the pool's queue
+                    // while every connection was busy. Nothing was sent and the server is answering, so the request
+                    // waits again: the call's deadline and cancellation bound the wait, as in URLSession's and
+                    // OkHttp's queues, and a busy pool is not reported as an unreachable server.
+                    continue
+                } catch {
+                    throw await failure(error, request: request, route: route, context: context)
+                }
+                return try transportResponse(response, sentBody: request.body != nil)
             }
-            return try transportResponse(response, sentBody: request.body != nil)
         }
 
         /// A failed attempt's error, translated (and for a TLS failure, diagnosed); a function of its own, so that

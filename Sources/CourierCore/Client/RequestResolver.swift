@@ -27,7 +27,7 @@ enum RequestResolver {
                 "the base URL carries userinfo (user:password@); send credentials with an adapter instead"
             )
         }
-        guard let host = components.percentEncodedHost, !host.isEmpty else {
+        guard let host = wireHost(of: components), !host.isEmpty else {
             throw invalid("the base URL has no host")
         }
         guard host.utf8.allSatisfy(isHostByte) else {
@@ -103,6 +103,23 @@ extension DefaultStringInterpolation {
 }
 
 extension RequestResolver {
+    /// The host of `components` as it goes on the wire: an internationalized name in its ASCII form
+    /// (`xn--bcher-kva.test` for `bücher.test`), which DNS, TLS's server name and the `Host` header need; `nil`
+    /// when there is none.
+    ///
+    /// Foundation's `percentEncodedHost` gives such a name as percent-encoded UTF-8 (`b%C3%BCcher.test`), a name
+    /// no resolver finds. A host written percent-encoded in the URL is the same name, so it is decoded and encoded
+    /// the same way, as the WHATWG URL standard does.
+    static func wireHost(of components: URLComponents) -> String? {
+        guard let host = components.encodedHost else { return nil }
+        guard host.contains("%"), !host.hasPrefix("["), let decoded = host.removingPercentEncoding,
+            decoded.unicodeScalars.contains(where: { !$0.isASCII })
+        else { return host }
+        var named = URLComponents()
+        named.host = decoded
+        return named.encodedHost ?? host
+    }
+
     /// The sensitive headers that never cross an origin change, besides the redactor's.
     static let credentialHeaders: [HTTPField.Name] = [
         .authorization, .proxyAuthorization, .cookie, HTTPField.Name("Cookie2"), .wwwAuthenticate,
@@ -113,7 +130,7 @@ extension RequestResolver {
     static func resolve(_ url: URL, serverHeadersFrom server: Server) throws -> OutgoingRequest {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = components.percentEncodedHost, !host.isEmpty, host.utf8.allSatisfy(isHostByte),
+            let host = wireHost(of: components), !host.isEmpty, host.utf8.allSatisfy(isHostByte),
             components.percentEncodedUser == nil, components.percentEncodedPassword == nil
         else {
             throw CourierError(code: .invalidRedirect, stage: .resolve, message: "the redirect target is not usable")

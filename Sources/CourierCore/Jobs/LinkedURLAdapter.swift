@@ -15,7 +15,7 @@ struct LinkedURLAdapter: RequestAdapter {
 
     func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
-            let scheme = components.scheme?.lowercased(), let host = components.percentEncodedHost
+            let scheme = components.scheme?.lowercased(), let host = RequestResolver.wireHost(of: components)
         else {
             throw CourierError(code: .invalidURL, stage: .adapt, message: "the linked URL cannot be parsed")
         }

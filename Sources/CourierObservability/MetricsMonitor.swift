@@ -22,7 +22,9 @@
     /// | `courier_streams_total` | counter | `method`, `environment`, `outcome` |
     ///
     /// Each connection of an event stream counts as a request; the stream itself counts once in
-    /// `courier_streams_total` when it ends, and each reconnect in `courier_stream_reconnects_total`.
+    /// `courier_streams_total` when it ends, and each reconnect in `courier_stream_reconnects_total`. A stream's
+    /// connections are left out of `courier_request_duration_seconds`: their duration is how long the stream stayed
+    /// open (minutes, hours), which would swamp the latency of the requests in the same series.
     ///
     /// `outcome` is `success`, `failure` or `cancelled`; `status_class` is `1xx`…`5xx`, or `none` when no response
     /// arrived; `code` is the `CourierError.Code` (`timedOut`, `unacceptableStatus`…) or `cancelled`.
@@ -63,11 +65,15 @@
             if includesRequestName { dimensions.append(("request", event.requestName)) }
             switch event.kind {
             case .finished(let status, let duration, _):
-                recordCall(dimensions + [("outcome", "success"), ("status_class", Self.statusClass(status))], duration)
+                recordCall(
+                    dimensions + [("outcome", "success"), ("status_class", Self.statusClass(status))],
+                    event.stream == nil ? duration : nil)
             case .failed(let error, let status, let duration):
                 let cancelled = error is CancellationError
                 let outcome = cancelled ? "cancelled" : "failure"
-                recordCall(dimensions + [("outcome", outcome), ("status_class", Self.statusClass(status))], duration)
+                recordCall(
+                    dimensions + [("outcome", outcome), ("status_class", Self.statusClass(status))],
+                    event.stream == nil ? duration : nil)
                 let code = cancelled ? "cancelled" : (error as? CourierError).map { "\($0.code)" } ?? "other"
                 Counter(label: "\(prefix)_failures_total", dimensions: dimensions + [("code", code)], factory: factory)
                     .increment()
@@ -89,13 +95,15 @@
                 Counter(
                     label: "\(prefix)_streams_total", dimensions: dimensions + [("outcome", outcome)], factory: factory
                 ).increment()
-            case .started, .adapted, .sent, .responseHead, .decision:
+            case .started, .adapted, .sent, .transferFailed, .responseHead, .decision:
                 break
             }
         }
 
-        private func recordCall(_ dimensions: [(String, String)], _ duration: Duration) {
+        /// Counts a request, and records its duration unless it is `nil` (a connection of an event stream).
+        private func recordCall(_ dimensions: [(String, String)], _ duration: Duration?) {
             Counter(label: "\(prefix)_requests_total", dimensions: dimensions, factory: factory).increment()
+            guard let duration else { return }
             Timer(label: "\(prefix)_request_duration_seconds", dimensions: dimensions, factory: factory)
                 .record(duration: duration)
         }

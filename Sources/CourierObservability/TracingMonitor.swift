@@ -18,9 +18,11 @@
     ///
     /// The call span is named after the request type (`GetUser`), kind `internal` (it spans Courier's work: adapters,
     /// decisions, retries, parsing), and is a child of the caller's current span; each attempt is a child span named
-    /// after the method (`GET`), kind `client` (the only spans that stand for a request on the wire), with OpenTelemetry HTTP attributes
-    /// (`http.request.method`, `url.full` redacted, `server.address`, `http.response.status_code`,
-    /// `http.request.resend_count`, `error.type`). Retries, refreshes and cache results are events on the call span.
+    /// after the method (`GET`), kind `client`, with OpenTelemetry HTTP attributes (`http.request.method`, `url.full`
+    /// redacted, `server.address`, `server.port`, `http.response.status_code`, `http.request.resend_count`,
+    /// `error.type`). An attempt that got no response (refused, reset, timed out) has error status and the failure's
+    /// code as `error.type`. Retries, refreshes and cache results are events on the call span; an attempt answered by
+    /// the HTTP cache also has a `client` span, so read `courier.cache` on its call span to tell it from the network.
     /// An event stream (`Client.events(_:)`) gets a span of its own, `GetNotifications stream`, over all its
     /// connections: each connection's call span is its child, each reconnect an event on it (`reconnect`, with
     /// `courier.reconnect.number`, `.delay_ms`, `.reason`), and it ends with the stream (`courier.stream.events`,
@@ -28,8 +30,8 @@
     /// An attempt span ends when its response has been read (its first decision) or the attempt failed; the call span
     /// ends when the call returns or throws.
     ///
-    /// A call's spans end with its last event, which monitors always receive, even when their buffer overflows. As a
-    /// safety net, when more than ``maxOpenCalls`` calls have open spans, the oldest are ended with
+    /// A call's spans end with its last event, which monitors receive even when their buffer overflows, up to twice
+    /// its capacity. As a safety net, when more than ``maxOpenCalls`` calls have open spans, the oldest are ended with
     /// `courier.incomplete = true`.
     public final class TracingMonitor: EventMonitor, InPlaceAdapter {
         /// `traceContext`.
@@ -83,7 +85,8 @@
                         return spans.call.context
                     } ?? parent
                 var spans = state.calls[callID] ?? startCall(callID, parent: parent, state: &state)
-                let span = tracer.startSpan(method, context: spans.call.context, ofKind: .client)
+                let span = tracer.startSpan(
+                    method, context: spans.call.context, ofKind: .client, at: timestamp(of: .now))
                 spans.attempts[context.attempt]?.end()
                 spans.attempts[context.attempt] = span
                 state.calls[callID] = spans
@@ -109,12 +112,9 @@
                     spans.call.end()
                 }
             }
-            let span =
-                if let instant {
-                    tracer.startSpan("HTTP", context: parent, ofKind: .internal, at: timestamp(of: instant))
-                } else {
-                    tracer.startSpan("HTTP", context: parent, ofKind: .internal)
-                }
+            // Every start and end is a monotonic instant placed on the wall clock by one anchor, so a step of the
+            // wall clock (an NTP correction, a VM resumed) after the anchor cannot stretch or invert a span.
+            let span = tracer.startSpan("HTTP", context: parent, ofKind: .internal, at: timestamp(of: instant ?? .now))
             return CallSpans(call: span)
         }
 
@@ -133,7 +133,15 @@
                         attributes["url.full"] = "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "")"
                         attributes["url.scheme"] = head.scheme
                         attributes["server.address"] = head.authority.map(Self.host(ofAuthority:))
+                        attributes["server.port"] = Self.port(of: head)
                     }
+                }
+            case .transferFailed(let error):
+                // The attempt got no response: a network error, which the conventions mark as an error.
+                withAttempt(event) { span in
+                    span.attributes["error.type"] = Self.errorType(error)
+                    span.recordError(error, attributes: [:], at: time)
+                    span.setStatus(SpanStatus(code: .error))
                 }
             case .responseHead(let head):
                 withAttempt(event) { span in
@@ -258,6 +266,22 @@
             if error is CancellationError { return "cancelled" }
             if let error = error as? CourierError { return "\(error.code)" }
             return "\(type(of: error))"
+        }
+
+        /// The port the request goes to: the authority's, or the scheme's default.
+        static func port(of head: HTTPRequest) -> Int? {
+            if let authority = head.authority {
+                let afterHost = authority.hasPrefix("[") ? authority.drop { $0 != "]" }.dropFirst() : authority[...]
+                if let colon = afterHost.lastIndex(of: ":"), let port = Int(afterHost[afterHost.index(after: colon)...])
+                {
+                    return port
+                }
+            }
+            switch head.scheme?.lowercased() {
+            case "https": return 443
+            case "http": return 80
+            default: return nil
+            }
         }
 
         static func host(ofAuthority authority: String) -> String {

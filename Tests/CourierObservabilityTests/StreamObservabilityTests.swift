@@ -108,6 +108,10 @@ struct StreamObservabilityTests {
         #expect(try metrics.expectCounter("courier_stream_reconnects_total", dimensions).totalValue == connections - 1)
         let streams = try metrics.expectCounter("courier_streams_total", dimensions + [("outcome", "success")])
         #expect(streams.totalValue == 1)
+        // A connection's duration is the stream's life: it stays out of the request latency timer.
+        let durations = try? metrics.expectTimer(
+            "courier_request_duration_seconds", dimensions + [("outcome", "success"), ("status_class", "2xx")])
+        #expect(durations == nil, "recorded \(durations?.values ?? [])")
 
         // One log line for the whole stream, besides each connection's.
         let lines = logs.allText.filter {

@@ -107,6 +107,32 @@ struct TracingMonitorTests {
         #expect(attempt.parentSpanID == calls[0].spanID)
     }
 
+    @Test("an attempt that got no response is an error span with the failure's code; server.port is set")
+    func transferFailures() async throws {
+        let tracer = W3CTestTracer()
+        let (client, mock, recorder) = Self.client(tracer, retries: 1)
+        let reset = CourierError(code: .connectionReset, stage: .transport, message: "reset by peer")
+        let refused = CourierError(code: .connectionRefused, stage: .transport, message: "refused")
+        mock.stub(
+            .get, "/probe",
+            with: [.status(200, fault: .failBeforeResponse(reset)), .status(200, fault: .failBeforeResponse(refused))])
+        await #expect(throws: CourierError.self) { try await client.send(Call()) }
+        await recorder.waitForCalls(1)
+
+        #expect(tracer.activeSpans.isEmpty)
+        let attempts = tracer.finishedSpans.filter { $0.operationName == "GET" }
+        #expect(attempts.count == 2)
+        #expect(attempts.allSatisfy { $0.status?.code == .error && $0.errors.count == 1 })
+        #expect(
+            attempts.map { $0.attributes["error.type"]?.toSpanAttribute() } == [
+                .string("connectionReset"), .string("connectionRefused"),
+            ])
+        #expect(attempts.allSatisfy { $0.attributes["http.response.status_code"] == nil })
+        #expect(attempts.allSatisfy { $0.attributes["server.port"]?.toSpanAttribute() == .int64(443) })
+        let transferFailures = recorder.events.filter { if case .transferFailed = $0.kind { true } else { false } }
+        #expect(transferFailures.map(\.attempt) == [1, 2])
+    }
+
     @Test("as an adapter alone (no monitors) it injects nothing and starts no span")
     func adapterWithoutMonitor() async throws {
         let tracer = W3CTestTracer()

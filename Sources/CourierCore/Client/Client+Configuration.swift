@@ -99,7 +99,8 @@ extension Client {
         }
         /// How many events each monitor may have waiting; when its buffer is full, further events for that
         /// monitor are dropped (and counted in ``Client/droppedMonitorEvents``), never waited for, except each
-        /// call's last event, which always gets through. Default: 1024.
+        /// call's last event, which still gets in until twice as many are waiting (so a monitor that is stuck
+        /// or slower than the calls for good holds at most twice this many). Default: 1024.
         public var monitorBufferCapacity: Int {
             didSet { dispatcher = EventDispatcher(monitors: monitors, capacity: monitorBufferCapacity) }
         }

@@ -393,6 +393,7 @@ struct Pipeline<R: Request>: Sendable {
         restart: inout Restart?,
         state: LockedBox<CallRecord>
     ) async throws {
+        reportTransferFailure(error, attempt: attempt, state: state)
         guard !(error is CancellationError), !Task.isCancelled,
             let index = decisions.firstIndex(where: { $0 is any TransportFailureDecision }),
             let recovering = decisions[index] as? any TransportFailureDecision
@@ -414,6 +415,18 @@ struct Pipeline<R: Request>: Sendable {
         case .continue?, .done?, nil:
             // No response to go on with or to parse: the failure stands.
             throw error
+        }
+    }
+
+    /// Tells the monitors the attempt failed without a response (``CourierEvent/Kind/transferFailed(error:)``), the
+    /// error redacted as the caller would see it. Not inlined: only a failed attempt pays for it, in its own frame.
+    @inline(never)
+    private func reportTransferFailure(_ error: any Error, attempt: Int, state: LockedBox<CallRecord>) {
+        guard !(error is CancellationError) else { return }
+        state.withLock { record in
+            guard let events = record.events else { return }
+            events.emit(
+                .transferFailed(error: record.finalize(error, redactor: configuration.redactor)), attempt: attempt)
         }
     }
 

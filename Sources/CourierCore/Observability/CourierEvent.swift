@@ -9,7 +9,8 @@ public import HTTPTypes
 /// The stages, in the order a call goes through them:
 ///
 /// ```
-/// started → adapted → sent → responseHead → decision… → (retried | refreshed → adapted → …) → finished | failed
+/// started → adapted → sent → (responseHead → decision… | transferFailed) → (retried | refreshed → adapted → …)
+///     → finished | failed
 /// ```
 public struct CourierEvent: Sendable, CustomStringConvertible {
     /// Identifies one call (all its attempts) within the process.
@@ -32,6 +33,11 @@ public struct CourierEvent: Sendable, CustomStringConvertible {
         case adapted(HTTPRequest)
         /// The request was handed to the transport.
         case sent
+        /// This attempt's exchange failed without a response: the connection was refused, reset or timed out, the
+        /// TLS handshake failed, and so on. `error` is the ``CourierError`` as the caller would see it (redacted).
+        /// The retry policy may send the request again (``retried(delay:)`` follows); otherwise the call's
+        /// ``failed(error:status:duration:)`` does.
+        case transferFailed(error: any Error)
         /// The response head of this attempt arrived (sensitive headers such as `Set-Cookie` redacted).
         case responseHead(HTTPResponse)
         /// A decision or the parser ran (the step the ``DecisionTrace`` records; adapters are covered by
@@ -139,6 +145,7 @@ extension CourierEvent.Kind: CustomStringConvertible {
         case .started: "started"
         case .adapted(let head): "adapted \(head.method) \(Redactor.displayURL(of: head))"
         case .sent: "sent"
+        case .transferFailed(let error): "transferFailed: \(error)"
         case .responseHead(let head): "responseHead \(head.status.code)"
         case .decision(let step): "decision \(step.name) \(step.outcome)"
         case .retried(let delay): "retried after \(RequestLogLine.format(delay))"

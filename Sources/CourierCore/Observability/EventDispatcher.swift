@@ -3,8 +3,10 @@ import HTTPTypes
 /// Hands events to monitors without waiting for them: one buffer and one draining task per monitor.
 ///
 /// A buffer holds at most `capacity` events; past that, events are dropped (and counted), except a call's last one
-/// (finished or failed), which always gets in: a monitor may miss the middle of a call, never its end, so counts
-/// and spans stay complete. Memory stays bounded by the capacity plus one event per call in flight.
+/// (finished or failed), which gets in while the buffer holds fewer than twice `capacity`: a monitor that falls
+/// behind misses the middle of calls before their ends, so counts and spans stay complete through a burst. Past
+/// twice `capacity` (a monitor stuck, or slower than the calls for good) ends are dropped and counted too, so memory
+/// stays bounded by twice the capacity whatever the monitor does.
 ///
 /// A configuration shares one dispatcher among its copies; when the last copy goes, the streams finish and the
 /// tasks end after delivering what is buffered.
@@ -45,7 +47,7 @@ final class EventDispatcher: Sendable {
         let isLast = event.kind.endsCall
         for outlet in outlets {
             let admitted = outlet.pending.withLock { pending in
-                guard pending < capacity || isLast else { return false }
+                guard pending < capacity || (isLast && pending < 2 * capacity) else { return false }
                 pending += 1
                 return true
             }

@@ -174,22 +174,27 @@ struct EventMonitorTests {
         #expect(plain.droppedMonitorEvents == 0)
     }
 
-    @Test("a stuck monitor does not slow calls: middle events are dropped and counted, every call's end arrives")
-    func slowMonitorDropsInsteadOfBlocking() async throws {
+    /// A client answering `/probe` with a monitor that handles nothing until opened, and `capacity` events of buffer.
+    private static func stuckMonitorClient(capacity: Int) -> (Client, MonitorFixtures.GatedMonitor) {
         let slow = MonitorFixtures.GatedMonitor()
         let (client, mock) = Fixtures.client {
             $0.monitors = [slow]
-            $0.monitorBufferCapacity = 4
+            $0.monitorBufferCapacity = capacity
         }
         mock.stub(.get, "/probe", handler: { _ in .text("ok") })
+        return (client, slow)
+    }
+
+    @Test("a stuck monitor does not slow calls: middle events are dropped first, ends up to twice the capacity")
+    func slowMonitorDropsInsteadOfBlocking() async throws {
+        let (client, slow) = Self.stuckMonitorClient(capacity: 4)
         for _ in 0..<20 {
             #expect(try await client.send(Probe()) == "ok")
         }
         #expect(slow.count.count == 0)
-        // 7 events per call; the monitor holds one, its buffer four, plus every call's last event.
+        // 7 events per call; the monitor holds one, and its buffer at most 8: 4 of any kind, then only calls' ends.
         let dropped = client.droppedMonitorEvents
-        #expect(dropped >= 20 * 7 - 5 - 20, "dropped \(dropped)")
-        #expect(dropped <= 20 * 6, "dropped \(dropped)")
+        #expect(dropped >= 20 * 7 - 1 - 8, "dropped \(dropped)")
 
         slow.open()
         var ends = 0
@@ -197,9 +202,19 @@ struct EventMonitorTests {
         for await kind in slow.handledEvents {
             handled += 1
             if kind.isTerminal { ends += 1 }
-            if ends == 20 { break }
+            if handled + dropped == 20 * 7 { break }
         }
         #expect(handled + dropped == 20 * 7)
+        #expect(ends >= 4, "the buffer kept \(ends) ends")
+    }
+
+    @Test("a monitor stuck for 2,000 calls holds at most twice its capacity: memory stays bounded")
+    func stuckMonitorIsBounded() async throws {
+        let (client, slow) = Self.stuckMonitorClient(capacity: 16)
+        for _ in 0..<2_000 { _ = try await client.send(Probe()) }
+        // Every event but the one the monitor holds and the 32 its buffer may keep was dropped.
+        #expect(client.droppedMonitorEvents >= 2_000 * 7 - 1 - 32, "dropped \(client.droppedMonitorEvents)")
+        slow.open()
     }
 
     @Test("the cache hook's outcomes print as hit, revalidated, miss and stored")

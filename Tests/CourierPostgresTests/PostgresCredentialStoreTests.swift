@@ -59,6 +59,22 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test(
+        "a sign-in that waits past lockTimeout for an instance hanging with the lock fails, typed, and writes nothing")
+    func lockTimeoutFails() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let store = PostgresCredentialStore(
+                client: client, name: name, key: SymmetricKey(size: .bits256), lockTimeout: .milliseconds(200))
+            try await PostgresLab.whileHoldingRefreshLock(of: name, on: client) {
+                let error = await #expect(throws: CourierError.self) { try await store.save(Self.credential) }
+                #expect(error?.code == .credentialStoreFailed)
+                #expect(error?.message?.contains("held the refresh lock") == true)
+            }
+            #expect(try await store.storedGeneration() == nil)
+        }
+    }
+
     @Test("a row copied to another name does not open (the seal is bound to name and generation)")
     func boundToName() async throws {
         try await PostgresLab.withClient { client in

@@ -212,30 +212,43 @@
         }
     }
 
-    /// Runs ``PostgresSchema/migrate(_:timeout:logger:)`` once per store, retrying after a failure.
+    /// Runs ``PostgresSchema/migrate(_:timeout:logger:)`` once per store; a failure is remembered for
+    /// `retryDelay`, so a store whose tables cannot be created (a role without `CREATE`, the database down) fails
+    /// each call at once instead of repeating the migration per lookup.
     actor Migration {
         private let client: PostgresClient
         private let timeout: Duration
         private let logger: Logger
+        private let retryDelay: Duration
         private var task: Task<Void, any Error>?
+        /// The last failure, and until when it stands in for another attempt.
+        private var failure: (error: any Error, until: ContinuousClock.Instant)?
 
-        init(client: PostgresClient, timeout: Duration, logger: Logger) {
+        init(client: PostgresClient, timeout: Duration, logger: Logger, retryDelay: Duration = .seconds(30)) {
             self.client = client
             self.timeout = timeout
             self.logger = logger
+            self.retryDelay = retryDelay
         }
 
         func done() async throws {
             if let task { return try await task.value }
+            if let failure, ContinuousClock.now < failure.until { throw failure.error }
             let task = Task { [client, logger, timeout] in
-                try await PostgresSchema.migrate(client, timeout: timeout, logger: logger)
+                do {
+                    try await PostgresSchema.migrate(client, timeout: timeout, logger: logger)
+                } catch {
+                    throw PostgresFailure.wrap("creating the CourierPostgres tables", error)
+                }
             }
             self.task = task
             do {
                 try await task.value
             } catch {
                 self.task = nil
-                throw PostgresFailure.wrap("creating the CourierPostgres tables", error)
+                // A cancellation says nothing about the database: the next call tries again.
+                if !(error is CancellationError) { failure = (error, .now + retryDelay) }
+                throw error
             }
         }
     }

@@ -319,11 +319,11 @@
             try await run(
                 PostgresQuery(unsafeSQL: "SET lock_timeout = \(Self.milliseconds(lockTimeout))"), on: connection)
             do {
-                try await run(
+                try await runReading(
                     "SELECT pg_advisory_lock(hashtextextended('courier.credential:' || \(name), 0))", on: connection)
             } catch {
-                // The pooled connection goes back without this store's timeout.
-                _ = try? await run("SET lock_timeout = 0", on: connection)
+                // The pooled connection goes back with its own lock_timeout (the role's or database's, if set).
+                _ = try? await run("RESET lock_timeout", on: connection)
                 if let error = error as? PSQLError, error.serverInfo?[.sqlState] == "55P03" {
                     throw PostgresFailure.make(
                         "another instance has held the refresh lock of the credential \"\(name)\" for more than "
@@ -334,14 +334,21 @@
         }
 
         private func unlock(_ connection: PostgresConnection) async throws {
-            try await run(
+            try await runReading(
                 "SELECT pg_advisory_unlock(hashtextextended('courier.credential:' || \(name), 0))", on: connection)
-            try await run("SET lock_timeout = 0", on: connection)
+            try await run("RESET lock_timeout", on: connection)
         }
 
         /// Tells every listening instance that the credential is at `generation`.
         func notify(_ generation: Int64, on connection: PostgresConnection) async throws {
-            try await run("SELECT pg_notify('courier_credentials', \(name) || ':' || \(generation))", on: connection)
+            try await runReading(
+                "SELECT pg_notify('courier_credentials', \(name) || ':' || \(generation))", on: connection)
+        }
+
+        /// Runs a `SELECT` whose rows are not needed, reading them to the end: PostgresNIO hands back the rows
+        /// before the statement has run, and reports a failure while it runs (a lock timeout) only through them.
+        func runReading(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
+            for try await _ in try await run(query, on: connection) {}
         }
 
         @discardableResult

@@ -45,10 +45,16 @@
 
         /// Creates or upgrades the tables, once per database, whatever the number of instances doing it at once.
         ///
+        /// The version is read first, without a lock and without DDL: PostgreSQL checks the schema's `CREATE`
+        /// privilege even for `CREATE TABLE IF NOT EXISTS` of a table that exists, so an application role with only
+        /// DML grants (an admin ran `schema.sql`) could otherwise never start. The lock is taken, and DDL run, only
+        /// when the tables are missing or older than this build's.
+        ///
         /// - Throws: `CourierError` (`CourierError.Code.credentialStoreFailed`) when the database is unreachable, a statement fails, or the tables are
         ///   at a newer version than this build understands.
         static func migrate(_ client: PostgresClient, timeout: Duration, logger: Logger) async throws {
             try await ConnectionLease.with(client, timeout: timeout) { connection in
+                if try await currentVersion(connection, logger: logger) == version { return }
                 try await connection.query("BEGIN", logger: logger)
                 do {
                     try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
@@ -58,16 +64,7 @@
                             component text PRIMARY KEY, version integer NOT NULL)
                         """,
                         logger: logger)
-                    var current = 0
-                    let rows = try await connection.query(
-                        "SELECT version FROM courier_schema WHERE component = 'courier'", logger: logger)
-                    for try await found in rows.decode(Int.self) { current = found }
-                    guard current <= version else {
-                        throw PostgresFailure.make(
-                            "the courier tables are at schema version \(current), newer than this build's "
-                                + "\(version); upgrade Courier")
-                    }
-                    if current < version {
+                    if try await currentVersion(connection, logger: logger) < version {
                         for statement in statements { try await connection.query(statement, logger: logger) }
                         try await connection.query(
                             """
@@ -82,6 +79,29 @@
                     throw error
                 }
             }
+        }
+
+        /// The version the tables are at: 0 when `courier_schema` or its row is missing.
+        ///
+        /// Reads only (`to_regclass` needs no privilege, the row needs `SELECT`).
+        ///
+        /// - Throws: When a query fails, or the tables are at a newer version than this build understands.
+        private static func currentVersion(_ connection: PostgresConnection, logger: Logger) async throws -> Int {
+            var exists = false
+            let tables = try await connection.query(
+                "SELECT to_regclass('courier_schema') IS NOT NULL", logger: logger)
+            for try await found in tables.decode(Bool.self) { exists = found }
+            guard exists else { return 0 }
+            var current = 0
+            let rows = try await connection.query(
+                "SELECT version FROM courier_schema WHERE component = 'courier'", logger: logger)
+            for try await found in rows.decode(Int.self) { current = found }
+            guard current <= version else {
+                throw PostgresFailure.make(
+                    "the courier tables are at schema version \(current), newer than this build's "
+                        + "\(version); upgrade Courier")
+            }
+            return current
         }
     }
 #endif

@@ -47,9 +47,75 @@ enum PostgresLab {
         }
     }
 
+    /// Runs `body` with a database of its own on the lab, dropped afterwards (with the role ``ScratchDatabase/role``,
+    /// when `body` created it): for tests that change a database's or a role's settings or privileges, or terminate
+    /// backends, without touching the tests that share the lab's database.
+    static func withScratchDatabase<T: Sendable>(_ body: @Sendable (ScratchDatabase) async throws -> T) async throws
+        -> T
+    {
+        let lab = try url()
+        let name = "courier_" + UUID().uuidString.lowercased().filter { $0 != "-" }
+        let database = ScratchDatabase(lab: lab, name: name, role: name + "_app")
+        try await withClient { admin in
+            _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+        }
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(database))
+        } catch {
+            result = .failure(error)
+        }
+        // A task of its own: a test cancelled (past its time limit) still drops what it created.
+        try await Task {
+            try await withClient { admin in
+                try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
+                try await admin.query(PostgresQuery(unsafeSQL: "DROP ROLE IF EXISTS \(database.role)"))
+            }
+        }.value
+        return try result.get()
+    }
+
+    /// Runs `body` while a session of `client` holds the refresh lock of the credential `name`, as an instance
+    /// that hangs in the middle of a refresh would.
+    static func whileHoldingRefreshLock<T: Sendable>(
+        of name: String, on client: PostgresClient, _ body: () async throws -> T
+    ) async throws -> T {
+        try await client.withConnection { holder in
+            let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+            let lock: PostgresQuery = "SELECT pg_advisory_lock(hashtextextended('courier.credential:' || \(name), 0))"
+            for try await _ in try await holder.query(lock, logger: logger) {}
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
+            }
+            for try await _ in try await holder.query("SELECT pg_advisory_unlock_all()", logger: logger) {}
+            return try result.get()
+        }
+    }
+
     /// A fresh credential name, so tests never share a row.
     static func uniqueName(_ prefix: String = "test") -> String {
         "\(prefix)-\(UUID().uuidString.lowercased())"
+    }
+}
+
+/// A database of one test's own (``PostgresLab/withScratchDatabase(_:)``).
+struct ScratchDatabase: Sendable {
+    /// The lab's URL (its user is a superuser).
+    let lab: URL
+    /// The database's name, a plain identifier.
+    let name: String
+    /// A role name for the test to create (dropped afterwards), a plain identifier.
+    let role: String
+
+    /// A client configuration for the database, as the lab's superuser or as `user` (the lab trusts every role).
+    func configuration(user: String? = nil) throws -> PostgresClient.Configuration {
+        var configuration = try PostgresLab.configuration(lab)
+        configuration.database = name
+        if let user { configuration.username = user }
+        return configuration
     }
 }
 

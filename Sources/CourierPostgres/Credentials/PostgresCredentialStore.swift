@@ -57,6 +57,8 @@
         /// Hooks that let the fleet tests stop a refresh at a precise point.
         package var testHooks = FleetTestHooks()
         private var isListening = false
+        /// How many times a watcher of this store has started listening (its backoff starts over after one).
+        private(set) var listens = 0
         private var listeningWaiters: [CheckedContinuation<Void, Never>] = []
         /// The last signed-out or ended generation a watcher applied (so it signs out once per change).
         var watchedSignOut: Int64?
@@ -186,8 +188,14 @@
         /// A watcher's `LISTEN` is in place.
         func noteListening() {
             isListening = true
+            listens += 1
             for waiter in listeningWaiters { waiter.resume() }
             listeningWaiters.removeAll()
+        }
+
+        /// A watcher's connection failed; ``waitUntilListening()`` waits for it to listen again.
+        func noteNotListening() {
+            isListening = false
         }
 
         // MARK: - Internals shared with the refresher

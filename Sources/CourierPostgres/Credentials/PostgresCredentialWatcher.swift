@@ -13,83 +13,150 @@
     /// notification (as `Authenticator.signIn(_:)` does: it numbers it and purges the previous credential's cache
     /// partition), and ends its session when the fleet signs out or its session ended (as `Authenticator.signOut()`
     /// does). Neither writes the row back: a sign-out's write could undo a sign-in stored since. Nothing polls: the
-    /// notification carries the new generation, and the row is read once per change.
+    /// notification carries the new generation, and the row is read once per change (and once each time the watcher
+    /// starts listening).
     ///
     /// ```swift
     /// let watcher = PostgresCredentialWatcher(store: store, authenticator: authenticator)
     /// let group = ServiceGroup(services: [postgres, watcher, app], logger: logger)
     /// ```
     ///
-    /// It holds one connection of the client's pool while it runs. ``run()`` returns on graceful shutdown or
-    /// cancellation; it throws when the connection fails (run it again, or let the service group restart it).
+    /// It holds one connection of the client's pool while it runs, and keeps running until graceful shutdown or
+    /// cancellation: when its connection fails (the database restarts, an administrator terminates its backend, the
+    /// network drops) it logs a warning, waits (``retryDelay``, doubling up to ``maximumRetryDelay``), connects and
+    /// listens again, then reads the row once, so a change made while it was not listening is applied too. A change
+    /// it cannot apply (no connection for the read, a row that does not open with the key) is logged, and it goes
+    /// on listening. A `ServiceGroup` is therefore never shut down by it: the store's own calls report the database
+    /// being down.
     public struct PostgresCredentialWatcher: Service {
         /// The store whose credential is watched.
         public let store: PostgresCredentialStore
         /// The authenticator kept up to date.
         public let authenticator: Authenticator
+        /// How long the watcher waits before its first attempt to listen again after its connection failed.
+        public let retryDelay: Duration
+        /// The longest wait between attempts: each failed attempt doubles the wait up to this.
+        public let maximumRetryDelay: Duration
 
         /// Creates a watcher; nothing happens until ``run()``.
         ///
         /// - Parameters:
         ///   - store: The store the authenticator uses.
         ///   - authenticator: The instance's authenticator.
-        public init(store: PostgresCredentialStore, authenticator: Authenticator) {
+        ///   - retryDelay: The wait before listening again after the connection failed; default 1 second.
+        ///   - maximumRetryDelay: The longest wait between attempts; default 30 seconds.
+        public init(
+            store: PostgresCredentialStore,
+            authenticator: Authenticator,
+            retryDelay: Duration = .seconds(1),
+            maximumRetryDelay: Duration = .seconds(30)
+        ) {
             self.store = store
             self.authenticator = authenticator
+            self.retryDelay = retryDelay
+            self.maximumRetryDelay = max(retryDelay, maximumRetryDelay)
         }
 
-        /// Listens until graceful shutdown or cancellation.
+        /// Listens until graceful shutdown or cancellation, reconnecting whenever the connection fails.
         ///
-        /// - Throws: `CourierError.Code.credentialStoreFailed` when the connection cannot be made or fails.
+        /// Returns on graceful shutdown, cancellation, or when the client's pool has shut down; it does not throw
+        /// (connection and database failures are logged and retried).
         public func run() async throws {
-            do {
-                try await cancelWhenGracefulShutdown {
-                    try await store.watch(updating: authenticator)
-                }
-            } catch is CancellationError {
-                return
+            await cancelWhenGracefulShutdown { [store, authenticator, retryDelay, maximumRetryDelay] in
+                await store.watch(updating: authenticator, retryDelay: retryDelay, maximumRetryDelay: maximumRetryDelay)
             }
         }
     }
 
     extension PostgresCredentialStore {
-        /// Listens on `courier_credentials` (on a connection of its own) and applies this credential's changes to `authenticator`.
-        func watch(updating authenticator: Authenticator) async throws {
-            try await migrated()
+        /// Listens on `courier_credentials` (on a connection of its own) and applies this credential's changes to
+        /// `authenticator`, listening again after a failure, until cancelled or the client's pool shuts down.
+        func watch(updating authenticator: Authenticator, retryDelay: Duration, maximumRetryDelay: Duration) async {
+            var delay = retryDelay
+            while !Task.isCancelled {
+                let listensBefore = listens
+                do {
+                    try await listenOnce(updating: authenticator)
+                    logger.warning("the credential watcher's notifications ended; listening again")
+                } catch is CancellationError {
+                    return
+                } catch {
+                    if Task.isCancelled { return }
+                    logger.warning(
+                        "the credential watcher lost its connection; listening again",
+                        metadata: [
+                            "credential": "\(name)", "retryDelay": "\(delay)",
+                            "error": "\(PostgresFailure.describe(error))",
+                        ])
+                }
+                noteNotListening()
+                // A connection that listened before failing starts the backoff over.
+                if listens > listensBefore { delay = retryDelay }
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    return
+                }
+                delay = min(delay * 2, maximumRetryDelay)
+                await testHooks.beforeListeningAgain?()
+            }
+        }
+
+        /// One `LISTEN` on one connection: catches up with the row once listening, then applies each notification.
+        ///
+        /// - Throws: `CancellationError` when cancelled or the pool closed; the failure otherwise.
+        private func listenOnce(updating authenticator: Authenticator) async throws {
             do {
+                try await migrated()
                 try await ConnectionLease.with(client, timeout: connectionTimeout) { connection in
                     try await connection.listen(on: "courier_credentials") { notifications in
                         await self.noteListening()
+                        // Changes made while nothing listened (before the start, or while reconnecting).
+                        await self.applyLogging(nil, to: authenticator)
                         for try await notification in notifications {
                             guard let separator = notification.payload.lastIndex(of: ":"),
                                 notification.payload[..<separator] == self.name,
                                 let generation = Int64(notification.payload[separator...].dropFirst())
                             else { continue }
-                            try await self.apply(generation, to: authenticator)
+                            await self.applyLogging(generation, to: authenticator)
                         }
                     }
                 }
             } catch let error as PSQLError where error.code == .queryCancelled || error.code == .poolClosed {
                 throw CancellationError()
+            }
+        }
+
+        /// ``apply(_:to:)``, logging a failure instead of throwing it: the watcher goes on listening.
+        private func applyLogging(_ generation: Int64?, to authenticator: Authenticator) async {
+            do {
+                try await apply(generation, to: authenticator)
             } catch {
-                if Task.isCancelled { throw CancellationError() }
-                throw PostgresFailure.wrap("listening for changes of the credential \"\(name)\"", error)
+                if Task.isCancelled { return }
+                logger.warning(
+                    "the credential watcher could not apply a change of the credential",
+                    metadata: [
+                        "credential": "\(name)", "generation": "\(generation.map(String.init) ?? "current")",
+                        "error": "\(PostgresFailure.describe(error))",
+                    ])
             }
         }
 
         /// Installs generation `generation` (or the sign-out it is) in `authenticator`, unless this process already
-        /// has it.
-        func apply(_ generation: Int64, to authenticator: Authenticator) async throws {
-            if let synced, synced.generation >= generation { return }
+        /// has it; with `nil`, whatever generation the row is at (a watcher that starts listening catches up).
+        func apply(_ generation: Int64?, to authenticator: Authenticator) async throws {
+            if let generation, let synced, synced.generation >= generation { return }
             let row = try await ConnectionLease.with(client, timeout: connectionTimeout) { connection in
                 try await self.readRow(connection)
             }
-            guard let row, row.generation >= generation else { return }
+            guard let row, row.generation >= generation ?? 0 else { return }
             // The authenticator takes the row's state without writing it back: the store already holds it, and a
             // write could undo a change another instance made since the row was read (a sign-out's `clear()` would
             // sign out a sign-in stored meanwhile).
             guard row.state == "active", let sealed = row.sealed else {
                 if let watchedSignOut, watchedSignOut >= row.generation { return }
+                // Catching up: a process that holds none of the store's credentials has no session to end.
+                if generation == nil, synced == nil { return }
                 watchedSignOut = row.generation
                 synced = nil
                 await testHooks.beforeApplyingSignOut?()

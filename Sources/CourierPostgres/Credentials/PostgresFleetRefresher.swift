@@ -81,14 +81,18 @@
         package var afterResponse: (@Sendable () async -> Void)?
         /// Runs when a watcher has read a signed-out row, before it ends the authenticator's session.
         package var beforeApplyingSignOut: (@Sendable () async -> Void)?
+        /// Runs when a watcher whose connection failed has waited its backoff, before it connects and listens again.
+        package var beforeListeningAgain: (@Sendable () async -> Void)?
 
         package init(
             beforeSending: (@Sendable () async -> Void)? = nil, afterResponse: (@Sendable () async -> Void)? = nil,
-            beforeApplyingSignOut: (@Sendable () async -> Void)? = nil
+            beforeApplyingSignOut: (@Sendable () async -> Void)? = nil,
+            beforeListeningAgain: (@Sendable () async -> Void)? = nil
         ) {
             self.beforeSending = beforeSending
             self.afterResponse = afterResponse
             self.beforeApplyingSignOut = beforeApplyingSignOut
+            self.beforeListeningAgain = beforeListeningAgain
         }
     }
 

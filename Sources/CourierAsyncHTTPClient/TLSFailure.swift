@@ -50,7 +50,8 @@
             if upper.contains("PROTOCOL_VERSION") || upper.contains("UNSUPPORTED_PROTOCOL") {
                 return TLSFailure(
                     code: .tlsHandshakeFailed,
-                    message: "the server and the client share no TLS version (the client requires TLS 1.2 or later)")
+                    message: "the server and the client share no TLS version (the client accepts "
+                        + "TLSOptions.minimumVersion or later: TLS 1.2 unless lowered)")
             }
             return TLSFailure(code: .tlsHandshakeFailed, message: "the TLS handshake failed")
         }

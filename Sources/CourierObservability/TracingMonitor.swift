@@ -68,23 +68,48 @@
 
         // MARK: Adapter (request path)
 
-        /// Starts the call span (on the first attempt) and this attempt's span, and injects the attempt's context.
+        /// Starts the call's span as the call starts, on the caller's task: a child of the caller's current span
+        /// (for a connection of an event stream, of the stream's span, which its first connection starts). So the
+        /// span covers the whole call (a wait for a slot of `maxConcurrentRequests`, the adapters, a token refresh),
+        /// and a call that fails before it is sent is still in the caller's trace.
+        public func callWillStart(_ event: CourierEvent) {
+            let parent = InstrumentationContext.current ?? .topLevel
+            state.withLock { state in
+                guard state.calls[event.callID] == nil else { return }
+                var context = parent
+                if let stream = event.stream {
+                    let spans =
+                        state.calls[stream] ?? startCall(stream, parent: parent, state: &state, at: event.instant)
+                    state.calls[stream] = spans
+                    context = spans.call.context
+                }
+                state.calls[event.callID] = startCall(event.callID, parent: context, state: &state, at: event.instant)
+            }
+        }
+
+        /// Starts this attempt's span under the call's span and injects the attempt's context.
         ///
         /// Does nothing when the client has no monitors (`AdapterContext.callID` is `nil`), that is when this
-        /// monitor was added as an adapter only.
+        /// monitor was added as an adapter only. A call whose start this monitor was not told of (a monitor that
+        /// wraps this one and does not pass ``callWillStart(_:)`` on) gets its call span here, under the current
+        /// span of the task the adapters run on.
         public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
             guard let callID = context.callID else { return }
             let parent = InstrumentationContext.current ?? .topLevel
             let method = request.head.method.rawValue
             let span = state.withLock { state -> any Span in
-                // A connection of an event stream is a child of the stream's span, started by its first connection.
-                let parent =
-                    context.stream.map { stream in
-                        let spans = state.calls[stream] ?? startCall(stream, parent: parent, state: &state)
-                        state.calls[stream] = spans
-                        return spans.call.context
-                    } ?? parent
-                var spans = state.calls[callID] ?? startCall(callID, parent: parent, state: &state)
+                var spans =
+                    state.calls[callID]
+                    ?? {
+                        // A connection of an event stream is a child of the stream's span.
+                        let parent =
+                            context.stream.map { stream in
+                                let spans = state.calls[stream] ?? startCall(stream, parent: parent, state: &state)
+                                state.calls[stream] = spans
+                                return spans.call.context
+                            } ?? parent
+                        return startCall(callID, parent: parent, state: &state)
+                    }()
                 let span = tracer.startSpan(
                     method, context: spans.call.context, ofKind: .client, at: timestamp(of: .now))
                 spans.attempts[context.attempt]?.end()

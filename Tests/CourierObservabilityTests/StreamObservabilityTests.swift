@@ -28,6 +28,10 @@ struct StreamObservabilityTests {
         func handle(_ event: CourierEvent) async {
             for monitor in monitors { await monitor.handle(event) }
         }
+
+        func callWillStart(_ event: CourierEvent) {
+            for monitor in monitors { monitor.callWillStart(event) }
+        }
     }
 
     @Test(

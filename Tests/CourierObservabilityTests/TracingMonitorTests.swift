@@ -79,6 +79,27 @@ struct TracingMonitorTests {
         #expect(call.traceID == parent.traceID)
     }
 
+    @Test("a call that fails before it is sent is in the caller's trace, and its span covers the adapters")
+    func failureBeforeSendingUnderCallersSpan() async throws {
+        let tracer = W3CTestTracer()
+        let (client, _, recorder) = Self.client(tracer)
+        let parent = tracer.startSpan("screen", context: .topLevel)
+        await #expect(throws: CourierError.self) {
+            try await InstrumentationContext.$current.withValue(parent.context) {
+                var call = Call()
+                call.extraAdapters = [.custom("explode") { _, _ in throw Boom() }]
+                return try await client.send(call)
+            }
+        }
+        parent.end()
+        await recorder.waitForCalls(1)
+        let call = try #require(tracer.finishedSpans.first { $0.operationName == "Call" })
+        #expect(call.parentSpanID == parent.spanID)
+        #expect(call.traceID == parent.traceID)
+        #expect(call.status?.code == .error)
+        #expect(call.startInstant.nanosecondsSinceEpoch <= call.endInstant.nanosecondsSinceEpoch)
+    }
+
     @Test("a failed call: error status and error.type on both spans; a failure before sending gets a call span")
     func failures() async throws {
         let tracer = W3CTestTracer()

@@ -83,7 +83,7 @@ struct Pipeline<R: Request>: Sendable {
         let start = Moment.now
         let state = LockedBox(CallRecord(events: events))
         configuration.activity?.begin()
-        events?.emit(.started, attempt: 0)
+        events?.emitStarted()
         return (start, state)
     }
 

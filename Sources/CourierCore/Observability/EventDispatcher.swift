@@ -18,6 +18,7 @@ final class EventDispatcher: Sendable {
     }
 
     private let outlets: [Outlet]
+    private let monitors: [any EventMonitor]
     private let capacity: Int
     private let dropped = LockedBox(0)
 
@@ -25,6 +26,7 @@ final class EventDispatcher: Sendable {
     init?(monitors: [any EventMonitor], capacity: Int) {
         guard !monitors.isEmpty else { return nil }
         self.capacity = max(1, capacity)
+        self.monitors = monitors
         outlets = monitors.map { monitor in
             let (stream, continuation) = AsyncStream<CourierEvent>.makeStream()
             let pending = LockedBox(0)
@@ -40,6 +42,13 @@ final class EventDispatcher: Sendable {
 
     deinit {
         for outlet in outlets { outlet.continuation.finish() }
+    }
+
+    /// Tells every monitor, on the caller's task, that a call starts (``EventMonitor/callWillStart(_:)``), then
+    /// dispatches its `started` event.
+    func start(_ event: CourierEvent) {
+        for monitor in monitors { monitor.callWillStart(event) }
+        dispatch(event)
     }
 
     /// Offers `event` to every monitor; a monitor whose buffer is full misses it, unless it ends a call.
@@ -111,19 +120,26 @@ struct CallEvents: Sendable {
     }
 
     func emit(_ kind: CourierEvent.Kind, attempt: Int) {
+        dispatcher.dispatch(event(kind, attempt: attempt))
+    }
+
+    /// The call's `started` event, with ``EventMonitor/callWillStart(_:)`` on the caller's task first.
+    func emitStarted() {
+        dispatcher.start(event(.started, attempt: 0))
+    }
+
+    private func event(_ kind: CourierEvent.Kind, attempt: Int) -> CourierEvent {
         let now = Moment.now
-        dispatcher.dispatch(
-            CourierEvent(
-                callID: callID,
-                requestName: requestName,
-                method: method,
-                environment: environment,
-                attempt: attempt,
-                instant: now.instant,
-                elapsed: now - start,
-                stream: stream,
-                kind: kind
-            )
+        return CourierEvent(
+            callID: callID,
+            requestName: requestName,
+            method: method,
+            environment: environment,
+            attempt: attempt,
+            instant: now.instant,
+            elapsed: now - start,
+            stream: stream,
+            kind: kind
         )
     }
 

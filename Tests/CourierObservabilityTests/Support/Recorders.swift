@@ -41,6 +41,10 @@ final class RecordingMonitor: EventMonitor {
         continuation.yield(event)
     }
 
+    func callWillStart(_ event: CourierEvent) {
+        inner?.callWillStart(event)
+    }
+
     /// Waits until an event stream has reported its end. One waiter at a time.
     func waitForStreamEnd() async {
         for await event in stream {

@@ -21,6 +21,10 @@ final class EventCapture: EventMonitor {
         continuation.yield(event)
     }
 
+    func callWillStart(_ event: CourierEvent) {
+        for monitor in monitors { monitor.callWillStart(event) }
+    }
+
     /// The events until `calls` calls have finished or failed, in the order they arrived.
     func untilCallsEnded(_ calls: Int = 1) async -> [CourierEvent] {
         var events: [CourierEvent] = []

@@ -276,12 +276,15 @@
         /// AsyncHTTPClient's request for `request`, with the context's TLS settings over https.
         @inline(never)
         private static func makeRequest(
-            _ request: OutgoingRequest, secure: Bool, context: TransportContext, tlsBase: TLSMapping.Base?
+            _ request: OutgoingRequest, route: Route, context: TransportContext, tlsBase: TLSMapping.Base?
         ) throws -> HTTPClientRequest {
             var ahcRequest = try makeRequest(request)
-            if secure {
+            if route.secure {
+                var options = context.tls
+                // Through a proxy, `localhost` is the proxy's: its certificate is checked like any other.
+                if route.proxied { options.allowsInsecureLoopback = false }
                 ahcRequest.tlsConfiguration = try TLSMapping.configuration(
-                    for: context.tls, request: request.head, base: tlsBase)
+                    for: options, request: request.head, base: tlsBase)
             }
             return ahcRequest
         }
@@ -293,7 +296,7 @@
                 let response: HTTPClientResponse
                 do {
                     response = try await route.client.execute(
-                        Self.makeRequest(request, secure: route.secure, context: context, tlsBase: tlsBase),
+                        Self.makeRequest(request, route: route, context: context, tlsBase: tlsBase),
                         deadline: context.deadline.map(Self.nioDeadline) ?? .distantFuture,
                         logger: context.logger
                     )

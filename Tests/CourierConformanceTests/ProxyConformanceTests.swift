@@ -284,3 +284,32 @@ struct ProxiedCall<Value: Decodable & Sendable>: Request {
     var query: Parameters? = nil
     var headers: RequestHeaders = [:]
 }
+
+extension Conformance.ProxyConformanceTests {
+    @Test(
+        "allowsInsecureLoopback never applies through a proxy: the proxy's localhost is checked like any host",
+        arguments: TransportKind.all)
+    func insecureLoopbackNotThroughProxy(transport: TransportKind) async throws {
+        let lab = try ProxyLab.running()
+        let authority = try TLSLab.authority.get()
+        try await withTLSServer(TestServerTLS(authority: authority, mode: .selfSigned)) { server in
+            try await tlsCase("self-signed localhost via tinyproxy", on: transport, needs: [.proxy, .insecureLoopback])
+            {
+                var configuration = Client.Configuration()
+                configuration.tls = TLSOptions(allowsInsecureLoopback: true)
+                let direct = Client(
+                    server: Server(baseURL: server.baseURL), transport: transport.make(), configuration: configuration)
+                _ = try await direct.send(ProxiedCall<Echo>(path: "/get"))
+                #expect(server.requestCount == 1)
+                configuration.proxy = lab.open
+                configuration.retryPolicy = .disabled
+                let proxied = Client(
+                    server: Server(baseURL: server.baseURL), transport: transport.make(), configuration: configuration)
+                let error = try await expectTLSFailure { try await proxied.send(ProxiedCall<Echo>(path: "/get")) }
+                #expect(error?.code == .untrustedCertificate, "\(String(describing: error))")
+                #expect(server.requestCount == 1, "the proxied call reached the server")
+                return "ok direct, \(error?.code.description ?? "-") through the proxy"
+            }
+        }
+    }
+}

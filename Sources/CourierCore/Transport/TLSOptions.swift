@@ -33,8 +33,9 @@ public struct TLSOptions: Hashable, Sendable {
     /// agrees, else HTTP/1.1).
     public var httpVersions: HTTPVersions
     /// Whether certificates are not verified for loopback hosts (`localhost`, `127.0.0.0/8`, `::1`): a local
-    /// development server with a self-signed certificate. Never applies to any other host. Pins still apply.
-    /// Default: `false`.
+    /// development server with a self-signed certificate. Never applies to any other host, to a `*.localhost` name
+    /// (which a resolver without RFC 6761 support looks up in DNS), or to a request that goes through a proxy (whose
+    /// `localhost` is another machine's). Pins still apply. Default: `false`.
     public var allowsInsecureLoopback: Bool
 
     /// Creates options; by default: system roots, no pins, no client certificate, TLS 1.2 or later, HTTP/2 when
@@ -72,9 +73,14 @@ public struct TLSOptions: Hashable, Sendable {
         HostName.canonical(host)
     }
 
-    /// Whether `host` is a loopback host: `localhost` (and `*.localhost`), `127.0.0.0/8` or `::1`.
+    /// Whether `host` is a loopback host for ``allowsInsecureLoopback``: `localhost`, `127.0.0.0/8` or `::1`.
+    ///
+    /// Not `*.localhost`: RFC 6761 reserves those names for loopback, but glibc without `nss-myhostname` (a typical
+    /// container) looks them up in DNS, and a spoofed answer must not get a connection whose certificate nobody
+    /// checked.
     public static func isLoopback(_ host: String) -> Bool {
-        CleartextPolicy.isLoopback(canonicalHost(host)[...])
+        let host = canonicalHost(host)
+        return !host.hasSuffix(".localhost") && CleartextPolicy.isLoopback(host[...])
     }
 }
 

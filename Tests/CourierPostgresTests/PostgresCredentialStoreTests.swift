@@ -12,16 +12,31 @@ struct PostgresCredentialStoreTests {
     static let credential = Credential(
         accessToken: "access-secret-A", refreshToken: "refresh-secret-R", expiresAt: Date(timeIntervalSince1970: 2e9))
 
+    /// A second credential, for a sign-in.
+    static let other = Credential(
+        accessToken: "access-secret-B", refreshToken: "refresh-secret-S", expiresAt: Date(timeIntervalSince1970: 2e9))
+
     /// Two instances' stores on one credential, which the first has signed in with ``credential``.
     func withTwoInstances(
         _ body: @Sendable (PostgresCredentialStore, PostgresCredentialStore) async throws -> Void
+    ) async throws {
+        try await withTwoInstances { first, second, _ in try await body(first, second) }
+    }
+
+    /// ``withTwoInstances(_:)``, and a way to make a third instance's store, which reads the row afresh.
+    func withTwoInstances(
+        _ body:
+            @Sendable (PostgresCredentialStore, PostgresCredentialStore, () -> PostgresCredentialStore)
+            async throws -> Void
     ) async throws {
         try await PostgresLab.withClient { client in
             let name = PostgresLab.uniqueName()
             let key = SymmetricKey(size: .bits256)
             let first = PostgresCredentialStore(client: client, name: name, key: key)
             try await first.save(Self.credential)
-            try await body(first, PostgresCredentialStore(client: client, name: name, key: key))
+            try await body(first, PostgresCredentialStore(client: client, name: name, key: key)) {
+                PostgresCredentialStore(client: client, name: name, key: key)
+            }
         }
     }
 
@@ -173,9 +188,7 @@ struct PostgresCredentialStoreTests {
             let authenticator = Authenticator(store: second, refresher: second.refresher(wrapping: CountingRefresher()))
             #expect(try await authenticator.currentCredential()?.accessToken == Self.credential.accessToken)
             var events = authenticator.events.makeAsyncIterator()
-            let signedInMeanwhile = Credential(
-                accessToken: "access-secret-B", refreshToken: "refresh-secret-S",
-                expiresAt: Date(timeIntervalSince1970: 2e9))
+            let signedInMeanwhile = Self.other
             // The sign-in lands between the watcher's read of the signed-out row and its sign-out.
             await second.setTestHooks(
                 FleetTestHooks(beforeApplyingSignOut: { try? await first.save(signedInMeanwhile) }))
@@ -198,6 +211,47 @@ struct PostgresCredentialStoreTests {
             #expect(try await first.storedGeneration() == 3)
             watcher.cancel()
             try await watcher.value
+        }
+    }
+
+    @Test("a refresh of a credential held but never stored renews and stores it instead of taking the row's older one")
+    func unstoredCredentialIsNewer() async throws {
+        try await withTwoInstances { first, _, third in
+            let refresher = CountingRefresher()
+            let renewed = try await first.refresher(wrapping: refresher).refresh(Self.other)
+            #expect(await refresher.refreshed == [Self.other.refreshToken])
+            #expect(renewed.accessToken != Self.credential.accessToken)
+            #expect(try await third().load()?.accessToken == renewed.accessToken)
+            #expect(try await first.storedGeneration() == 3)  // signed in, the held credential stored, renewed
+        }
+    }
+
+    @Test(
+        "a sign-in whose save failed is renewed and stored at its next refresh, not replaced by the row",
+        arguments: [false, true])
+    func failedSignInSurvivesRefresh(signedOutBefore: Bool) async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            let store = PostgresCredentialStore(client: client, name: name, key: key, lockTimeout: .milliseconds(200))
+            try await store.save(Self.credential)
+            let refresher = CountingRefresher()
+            let authenticator = Authenticator(store: store, refresher: store.refresher(wrapping: refresher))
+            #expect(try await authenticator.currentCredential()?.accessToken == Self.credential.accessToken)
+            if signedOutBefore { try await authenticator.signOut() }
+            // The database is out of reach for the sign-in's save (here: its lock wait times out).
+            let signedIn = try await PostgresLab.whileHoldingRefreshLock(of: name, on: client) {
+                let error = await #expect(throws: CourierError.self) { try await authenticator.signIn(Self.other) }
+                #expect(error?.code == .credentialStoreFailed)
+                return try #require(try await authenticator.currentCredential())
+            }
+            let renewed = try await authenticator.refresh(rejected: signedIn.version)
+            #expect(await refresher.refreshed == [Self.other.refreshToken])
+            #expect(renewed.accessToken != Self.credential.accessToken)
+            let stored = try await PostgresCredentialStore(client: client, name: name, key: key).load()
+            #expect(stored?.accessToken == renewed.accessToken)
+            // The sign-in stored, then its renewal; the authenticator's save of the renewal wrote nothing.
+            #expect(try await store.storedGeneration() == (signedOutBefore ? 4 : 3))
         }
     }
 
@@ -340,9 +394,12 @@ struct PostgresCredentialStoreTests {
 /// A refresher that counts its calls and answers with fresh tokens.
 actor CountingRefresher: TokenRefresher {
     private(set) var calls = 0
+    /// The refresh tokens it was asked to renew, in order.
+    private(set) var refreshed: [String?] = []
 
     func refresh(_ credential: Credential) async throws -> Credential {
         calls += 1
+        refreshed.append(credential.refreshToken)
         return Credential(
             accessToken: "access-\(UUID())", refreshToken: "refresh-\(UUID())",
             expiresAt: Date().addingTimeInterval(3600))

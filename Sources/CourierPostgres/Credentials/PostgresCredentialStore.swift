@@ -49,9 +49,12 @@
         let logger: Logger
         private var migration: Task<Void, any Error>?
         private var loading: Task<Credential?, any Error>?
-        /// The row as this process last read or wrote it: a `save` of the same tokens is the authenticator echoing
-        /// a credential the store handed it, not a sign-in.
+        /// The row as this process last read or wrote it, while it is active: a `save` of the same tokens is the
+        /// authenticator echoing a credential the store handed it, not a sign-in.
         var synced: (generation: Int64, credential: Credential)?
+        /// The row's generation as this process last read or wrote it, in any state (`0`: no row); `nil` before the
+        /// first read. A refresh takes the row's credential for another instance's only when the row is newer.
+        var syncedGeneration: Int64?
         /// Statements sent to the database, for tests and the benchmark (no statement runs per call).
         private(set) var statementCount = 0
         /// Hooks that let the fleet tests stop a refresh at a precise point.
@@ -138,7 +141,7 @@
             if let synced, Self.sameTokens(synced.credential, credential) { return }
             try await migrated()
             do {
-                try await withFleetLock { connection in try await self.saveLocked(credential, on: connection) }
+                _ = try await withFleetLock { connection in try await self.saveLocked(credential, on: connection) }
             } catch {
                 throw PostgresFailure.wrap("saving the credential \"\(name)\" to PostgreSQL", error)
             }
@@ -235,17 +238,26 @@
         }
 
         private func readCredential(on connection: PostgresConnection) async throws -> Credential? {
-            guard let row = try await readRow(connection), row.state == "active", let sealed = row.sealed else {
-                synced = nil
+            let row = try await readRow(connection)
+            guard let row, row.state == "active", let sealed = row.sealed else {
+                noteSynced(row?.generation ?? 0, nil)
                 return nil
             }
             let credential = try open(sealed, generation: row.generation)
-            synced = (row.generation, credential)
+            noteSynced(row.generation, credential)
             return credential
         }
 
-        /// A sign-in: the next generation, sealed, under the lock.
-        func saveLocked(_ credential: Credential, on connection: PostgresConnection) async throws {
+        /// Remembers the row as this process read or wrote it: at `generation`, holding `credential` (`nil`: not
+        /// active).
+        func noteSynced(_ generation: Int64, _ credential: Credential?) {
+            synced = credential.map { (generation, $0) }
+            syncedGeneration = generation
+        }
+
+        /// A sign-in: the next generation, sealed, under the lock; returns that generation.
+        @discardableResult
+        func saveLocked(_ credential: Credential, on connection: PostgresConnection) async throws -> Int64 {
             let current = try await readRow(connection)
             let generation = (current?.generation ?? 0) + 1
             let sealed = try seal(credential, generation: generation)
@@ -258,7 +270,8 @@
                     updated_at = now()
                 """, on: connection)
             try await notify(generation, on: connection)
-            synced = (generation, credential)
+            noteSynced(generation, credential)
+            return generation
         }
 
         /// A sign-out, under the lock; notifies only when it changed the row.
@@ -272,8 +285,14 @@
                 """, on: connection)
             var changed: Int64?
             for try await generation in rows.decode(Int64.self) { changed = generation }
-            if let changed { try await notify(changed, on: connection) }
-            synced = nil
+            if let changed {
+                try await notify(changed, on: connection)
+                noteSynced(changed, nil)
+            } else {
+                // Already signed out or ended: the row as it is.
+                synced = nil
+                syncedGeneration = try await readRow(connection)?.generation ?? 0
+            }
         }
 
         func readRow(_ connection: PostgresConnection) async throws -> Row? {

@@ -158,14 +158,14 @@
                 // Catching up: a process that holds none of the store's credentials has no session to end.
                 if generation == nil, synced == nil { return }
                 watchedSignOut = row.generation
-                synced = nil
+                noteSynced(row.generation, nil)
                 await testHooks.beforeApplyingSignOut?()
                 await authenticator.endSignedOutSession()
                 return
             }
             let credential = try open(sealed, generation: row.generation)
             if let synced, synced.generation >= row.generation { return }
-            synced = (row.generation, credential)
+            noteSynced(row.generation, credential)
             // Requests in flight with the credential it replaces are replayed with it on a 401, as after a
             // refresh of this instance's own (the fleet's instances share one account).
             await authenticator.install(credential, keepingSignatures: true)

@@ -117,42 +117,70 @@
             if let acquirer = refresher as? any TokenAcquirer, row?.state != "active" {
                 return try await acquireLocked(using: acquirer, on: connection)
             }
+            let stored = try row.flatMap { row in
+                try row.sealed.map { try open($0, generation: row.generation) }
+            }
+            if let known = syncedGeneration, (row?.generation ?? 0) <= known,
+                stored.map({ !Self.sameTokens($0, credential) }) ?? true
+            {
+                // The row is as this store last synced it, and the credential held is not its: a sign-in this
+                // instance could not store (the database was down). It is newer than the row: store it, then renew
+                // it, instead of handing back the row's older credential (or the sign-out it replaced).
+                let generation = try await saveLocked(credential, on: connection)
+                logger.debug(
+                    "stored the credential a sign-in could not store", metadata: ["generation": "\(generation)"])
+                return try await renewLocked(
+                    credential, generation: generation, interrupted: false, using: refresher, on: connection)
+            }
             guard let row else {
+                noteSynced(0, nil)
                 throw reauthentication("there is no credential \"\(name)\" in PostgreSQL; sign in")
             }
             switch row.state {
-            case "ended":
-                throw reauthentication(
-                    "the fleet's session for \"\(name)\" ended (the server rejected the refresh token); sign in again")
             case "active": break
-            default: throw reauthentication("the fleet is signed out of \"\(name)\"; sign in")
+            case let state:
+                noteSynced(row.generation, nil)
+                throw reauthentication(
+                    state == "ended"
+                        ? "the fleet's session for \"\(name)\" ended (the server rejected the refresh token); sign in "
+                            + "again"
+                        : "the fleet is signed out of \"\(name)\"; sign in")
             }
-            guard let sealed = row.sealed else { throw PostgresFailure.make("the credential \"\(name)\" has no value") }
-            let stored = try open(sealed, generation: row.generation)
+            guard let stored else { throw PostgresFailure.make("the credential \"\(name)\" has no value") }
             if !Self.sameTokens(stored, credential) {
                 // Another instance renewed it (or signed in) while this one waited: take its credential.
-                synced = (row.generation, stored)
+                noteSynced(row.generation, stored)
                 logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
                 return stored
             }
-            let interrupted = row.refreshStartedGeneration == row.generation
+            return try await renewLocked(
+                stored, generation: row.generation, interrupted: row.refreshStartedGeneration == row.generation,
+                using: refresher, on: connection)
+        }
+
+        /// Under the lock: renews `credential`, the row's at `generation`, with `refresher`, and stores the result
+        /// as the next generation. `interrupted`: a refresh of this generation was started before and never stored.
+        private func renewLocked(
+            _ credential: Credential, generation current: Int64, interrupted: Bool, using refresher: any TokenRefresher,
+            on connection: PostgresConnection
+        ) async throws -> Credential {
             try await run(
                 """
-                UPDATE courier_credentials SET refresh_started_generation = \(row.generation),
+                UPDATE courier_credentials SET refresh_started_generation = \(current),
                     refresh_started_at = now() WHERE name = \(name)
                 """, on: connection)
             await testHooks.beforeSending?()
             let renewed: Credential
             do {
-                renewed = try await refresher.refresh(stored)
+                renewed = try await refresher.refresh(credential)
             } catch let error as CourierError where error.code == .reauthenticationRequired {
                 try await run(
                     """
                     UPDATE courier_credentials SET state = 'ended', sealed = NULL, generation = generation + 1,
                         refresh_started_generation = NULL, updated_at = now() WHERE name = \(name)
                     """, on: connection)
-                try await notify(row.generation + 1, on: connection)
-                synced = nil
+                try await notify(current + 1, on: connection)
+                noteSynced(current + 1, nil)
                 let reason =
                     interrupted
                     ? "the server rejected the refresh token; an instance had died after sending it and before "
@@ -168,17 +196,17 @@
                 throw error
             }
             await testHooks.afterResponse?()
-            let generation = row.generation + 1
+            let generation = current + 1
             let sealedRenewed = try seal(renewed, generation: generation)
             do {
                 try await run(
                     """
                     UPDATE courier_credentials SET generation = \(generation), state = 'active',
                         sealed = \(sealedRenewed), refresh_started_generation = NULL, updated_at = now()
-                    WHERE name = \(name) AND generation = \(row.generation)
+                    WHERE name = \(name) AND generation = \(current)
                     """, on: connection)
                 try await notify(generation, on: connection)
-                synced = (generation, renewed)
+                noteSynced(generation, renewed)
             } catch {
                 // The new credential is valid: this instance uses it, and the authenticator's save of it tries the
                 // write again. Until then other instances find the marker (see the type's crash-safety note).
@@ -208,7 +236,7 @@
         ) async throws -> Credential {
             if let row = try await readRow(connection), row.state == "active", let sealed = row.sealed {
                 let stored = try open(sealed, generation: row.generation)
-                synced = (row.generation, stored)
+                noteSynced(row.generation, stored)
                 logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
                 return stored
             }

@@ -255,6 +255,26 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test("a dead-grant refresh's sign-out keeps a sign-in another instance stored after the refresh ended")
+    func deadGrantKeepsLaterSignIn() async throws {
+        try await withTwoInstances { first, second, third in
+            // The authenticator's clear() after the refresh lands after another instance's sign-in.
+            let store = SignInBeforeClear(store: second) { try await first.save(Self.other) }
+            let authenticator = Authenticator(
+                store: store, refresher: second.refresher(wrapping: RejectingRefresher()))
+            let held = try #require(try await authenticator.currentCredential())
+            let error = await #expect(throws: CourierError.self) {
+                try await authenticator.refresh(rejected: held.version)
+            }
+            #expect(error?.code == .reauthenticationRequired)
+            #expect(try await third().load()?.accessToken == Self.other.accessToken)
+            #expect(try await first.storedGeneration() == 3)  // signed in, ended, signed in meanwhile
+            // A sign-out of its own is not conditional.
+            try await second.clear()
+            #expect(try await third().load() == nil)
+        }
+    }
+
     @Test("a client-credentials fleet: 2 instances × 20 first calls → 1 token request, one credential for all")
     func fleetAcquiresOnce() async throws {
         try await PostgresLab.withClient { client in
@@ -403,6 +423,26 @@ actor CountingRefresher: TokenRefresher {
         return Credential(
             accessToken: "access-\(UUID())", refreshToken: "refresh-\(UUID())",
             expiresAt: Date().addingTimeInterval(3600))
+    }
+}
+
+/// A refresher whose token endpoint rejects every refresh token (`invalid_grant`).
+struct RejectingRefresher: TokenRefresher {
+    func refresh(_ credential: Credential) async throws -> Credential {
+        throw CourierError(code: .reauthenticationRequired, stage: .decide, message: "invalid_grant")
+    }
+}
+
+/// A store that lets another instance sign in just before its `clear()` runs.
+struct SignInBeforeClear: CredentialStore {
+    let store: PostgresCredentialStore
+    let signIn: @Sendable () async throws -> Void
+
+    func load() async throws -> Credential? { try await store.load() }
+    func save(_ credential: Credential) async throws { try await store.save(credential) }
+    func clear() async throws {
+        try await signIn()
+        try await store.clear()
     }
 }
 

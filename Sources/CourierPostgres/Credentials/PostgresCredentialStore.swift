@@ -55,6 +55,10 @@
         /// The row's generation as this process last read or wrote it, in any state (`0`: no row); `nil` before the
         /// first read. A refresh takes the row's credential for another instance's only when the row is newer.
         var syncedGeneration: Int64?
+        /// The generation a fleet refresh that ended in `reauthenticationRequired` saw or wrote: the authenticator's
+        /// `clear()` that follows signs out only that generation or an older one (never a sign-in stored since).
+        /// Consumed by the next `clear()`, forgotten by a sign-in.
+        var endedRefreshGeneration: Int64?
         /// Statements sent to the database, for tests and the benchmark (no statement runs per call).
         private(set) var statementCount = 0
         /// Hooks that let the fleet tests stop a refresh at a precise point.
@@ -151,11 +155,17 @@
         /// `CourierError.Code.reauthenticationRequired`. Succeeds when already signed out, or when a refresh has
         /// already ended the session.
         ///
+        /// After a fleet refresh of this store failed with `CourierError.Code.reauthenticationRequired` (the
+        /// authenticator then ends its session and calls this), the next call signs out only the generation that
+        /// refresh saw: a sign-in another instance stored since stays.
+        ///
         /// - Throws: `CourierError.Code.credentialStoreFailed` when the database cannot be reached.
         public func clear() async throws {
+            let through = endedRefreshGeneration
+            endedRefreshGeneration = nil
             try await migrated()
             do {
-                try await withFleetLock { connection in try await self.clearLocked(on: connection) }
+                try await withFleetLock { connection in try await self.clearLocked(through: through, on: connection) }
             } catch {
                 throw PostgresFailure.wrap("signing the credential \"\(name)\" out in PostgreSQL", error)
             }
@@ -271,16 +281,18 @@
                 """, on: connection)
             try await notify(generation, on: connection)
             noteSynced(generation, credential)
+            endedRefreshGeneration = nil
             return generation
         }
 
-        /// A sign-out, under the lock; notifies only when it changed the row.
-        private func clearLocked(on connection: PostgresConnection) async throws {
+        /// A sign-out, under the lock, of the active row, or only of an active row at `through` or older; notifies
+        /// only when it changed the row.
+        private func clearLocked(through: Int64?, on connection: PostgresConnection) async throws {
             let rows = try await run(
                 """
                 UPDATE courier_credentials SET state = 'signedOut', sealed = NULL,
                     generation = generation + 1, refresh_started_generation = NULL, updated_at = now()
-                WHERE name = \(name) AND state = 'active'
+                WHERE name = \(name) AND state = 'active' AND generation <= \(through ?? Int64.max)
                 RETURNING generation
                 """, on: connection)
             var changed: Int64?
@@ -289,9 +301,15 @@
                 try await notify(changed, on: connection)
                 noteSynced(changed, nil)
             } else {
-                // Already signed out or ended: the row as it is.
+                // Already signed out or ended, or signed in since the refresh that ended: the row as it is.
+                let row = try await readRow(connection)
+                if let row, row.state == "active", through != nil {
+                    logger.debug(
+                        "kept the credential signed in since the refresh that ended",
+                        metadata: ["generation": "\(row.generation)"])
+                }
                 synced = nil
-                syncedGeneration = try await readRow(connection)?.generation ?? 0
+                syncedGeneration = row?.generation ?? 0
             }
         }
 

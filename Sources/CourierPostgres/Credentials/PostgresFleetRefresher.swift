@@ -100,6 +100,8 @@
         /// See ``PostgresFleetRefresher``.
         func refreshFleetWide(_ credential: Credential, using refresher: any TokenRefresher) async throws -> Credential
         {
+            // A clear() after an earlier refresh that ended is no longer the authenticator's answer to it.
+            endedRefreshGeneration = nil
             try await migrated()
             do {
                 return try await withFleetLock { connection in
@@ -115,7 +117,12 @@
         ) async throws -> Credential {
             let row = try await readRow(connection)
             if let acquirer = refresher as? any TokenAcquirer, row?.state != "active" {
-                return try await acquireLocked(using: acquirer, on: connection)
+                do {
+                    return try await acquireLocked(using: acquirer, on: connection)
+                } catch let error as CourierError where error.code == .reauthenticationRequired {
+                    endedRefreshGeneration = row?.generation ?? 0
+                    throw error
+                }
             }
             let stored = try row.flatMap { row in
                 try row.sealed.map { try open($0, generation: row.generation) }
@@ -133,12 +140,14 @@
                     credential, generation: generation, interrupted: false, using: refresher, on: connection)
             }
             guard let row else {
+                endedRefreshGeneration = 0
                 noteSynced(0, nil)
                 throw reauthentication("there is no credential \"\(name)\" in PostgreSQL; sign in")
             }
             switch row.state {
             case "active": break
             case let state:
+                endedRefreshGeneration = row.generation
                 noteSynced(row.generation, nil)
                 throw reauthentication(
                     state == "ended"
@@ -181,6 +190,7 @@
                     """, on: connection)
                 try await notify(current + 1, on: connection)
                 noteSynced(current + 1, nil)
+                endedRefreshGeneration = current + 1
                 let reason =
                     interrupted
                     ? "the server rejected the refresh token; an instance had died after sending it and before "

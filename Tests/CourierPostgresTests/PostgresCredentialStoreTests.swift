@@ -275,6 +275,17 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test("a sign-in with the tokens an instance last loaded is stored after another instance signed the fleet out")
+    func signInAfterFleetSignOut() async throws {
+        try await withTwoInstances { first, second, third in
+            #expect(try await second.load()?.accessToken == Self.credential.accessToken)
+            try await first.clear()
+            try await second.save(Self.credential)
+            #expect(try await third().load()?.accessToken == Self.credential.accessToken)
+            #expect(try await first.storedGeneration() == 3)
+        }
+    }
+
     @Test("a client-credentials fleet: 2 instances × 20 first calls → 1 token request, one credential for all")
     func fleetAcquiresOnce() async throws {
         try await PostgresLab.withClient { client in

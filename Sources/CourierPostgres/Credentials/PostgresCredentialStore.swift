@@ -49,12 +49,14 @@
         let logger: Logger
         private var migration: Task<Void, any Error>?
         private var loading: Task<Credential?, any Error>?
-        /// The row as this process last read or wrote it, while it is active: a `save` of the same tokens is the
-        /// authenticator echoing a credential the store handed it, not a sign-in.
+        /// The row as this process last read or wrote it, while it is active.
         var synced: (generation: Int64, credential: Credential)?
         /// The row's generation as this process last read or wrote it, in any state (`0`: no row); `nil` before the
         /// first read. A refresh takes the row's credential for another instance's only when the row is newer.
         var syncedGeneration: Int64?
+        /// The credential a fleet refresh or acquisition just handed the authenticator, which saves it next: that
+        /// `save` is an echo, not a sign-in, and writes nothing. Consumed by the next `save`.
+        var expectedEcho: Credential?
         /// The generation a fleet refresh that ended in `reauthenticationRequired` saw or wrote: the authenticator's
         /// `clear()` that follows signs out only that generation or an older one (never a sign-in stored since).
         /// Consumed by the next `clear()`, forgotten by a sign-in.
@@ -138,11 +140,14 @@
         /// Stores `credential` for the fleet (a sign-in): a new generation, sealed, under the fleet's lock.
         ///
         /// The authenticator also calls this after every refresh; when the credential is the one the fleet refresh
-        /// just stored or adopted, nothing is written.
+        /// just stored or adopted, nothing is written. Any other save writes, even of the tokens this store last
+        /// read (the fleet may have signed out since).
         ///
         /// - Throws: `CourierError.Code.credentialStoreFailed` when it cannot be written.
         public func save(_ credential: Credential) async throws {
-            if let synced, Self.sameTokens(synced.credential, credential) { return }
+            let echo = expectedEcho
+            expectedEcho = nil
+            if let echo, Self.sameTokens(echo, credential) { return }
             try await migrated()
             do {
                 _ = try await withFleetLock { connection in try await self.saveLocked(credential, on: connection) }

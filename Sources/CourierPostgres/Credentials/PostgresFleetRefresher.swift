@@ -159,6 +159,7 @@
             if !Self.sameTokens(stored, credential) {
                 // Another instance renewed it (or signed in) while this one waited: take its credential.
                 noteSynced(row.generation, stored)
+                expectedEcho = stored
                 logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
                 return stored
             }
@@ -217,6 +218,7 @@
                     """, on: connection)
                 try await notify(generation, on: connection)
                 noteSynced(generation, renewed)
+                expectedEcho = renewed
             } catch {
                 // The new credential is valid: this instance uses it, and the authenticator's save of it tries the
                 // write again. Until then other instances find the marker (see the type's crash-safety note).
@@ -247,11 +249,13 @@
             if let row = try await readRow(connection), row.state == "active", let sealed = row.sealed {
                 let stored = try open(sealed, generation: row.generation)
                 noteSynced(row.generation, stored)
+                expectedEcho = stored
                 logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
                 return stored
             }
             let acquired = try await acquirer.acquire()
             try await saveLocked(acquired, on: connection)
+            expectedEcho = acquired
             logger.debug("acquired the fleet's credential")
             return acquired
         }

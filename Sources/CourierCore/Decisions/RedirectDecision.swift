@@ -61,7 +61,15 @@ public struct RedirectDecision: Decision {
         guard let current = request.url, let currentOrigin = Origin(url: current) else {
             return .fail(Self.error(.invalidRedirect, "the redirected request has no URL", response))
         }
-        guard let location = response.head.headerFields[.location],
+        // `Location` is a singleton field (RFC 9110 §10.2.2): two different ones leave the target unknown, and
+        // HTTPFields would join them with ", " into a URL nobody sent (browsers refuse such a redirect too).
+        let locations = response.head.headerFields[values: .location]
+        guard Set(locations).count <= 1 else {
+            return .fail(
+                Self.error(
+                    .invalidRedirect, "the response has \(locations.count) different Location fields", response))
+        }
+        guard let location = locations.first,
             let target = Self.resolve(location, against: current)
         else {
             return .fail(Self.error(.invalidRedirect, "the Location header is not a valid URL", response))

@@ -162,6 +162,26 @@ struct RedirectDecisionTests {
         #expect(error?.description.contains("u:p@") == false)
     }
 
+    @Test("row 6: two different Location fields are refused, two equal ones followed")
+    func severalLocations() async throws {
+        let (client, mock) = Self.client()
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .location, value: "https://b.test/x"))
+        fields.append(HTTPField(name: .location, value: "https://c.test/y"))
+        mock.stub(.get, "/start", with: .status(302, headerFields: fields))
+        let error = await expectCourierError { try await client.send(Self.probe()) }
+        #expect(error?.code == .invalidRedirect)
+        #expect(mock.recordedRequests.count == 1)
+
+        let (same, sameMock) = Self.client()
+        var equal = HTTPFields()
+        equal.append(HTTPField(name: .location, value: "/end"))
+        equal.append(HTTPField(name: .location, value: "/end"))
+        sameMock.stub(.get, "/start", with: .status(302, headerFields: equal))
+        sameMock.stub(.get, "/end", with: .text("end"))
+        #expect(try await same.send(Self.probe()) == "end")
+    }
+
     @Test("row 6: relative references resolve per RFC 3986 §5.2 with dot segments removed")
     func relativeResolution() async throws {
         let (client, mock) = Self.client(baseURL: "https://a.test/v1")

@@ -76,14 +76,8 @@
             let parent = InstrumentationContext.current ?? .topLevel
             state.withLock { state in
                 guard state.calls[event.callID] == nil else { return }
-                var context = parent
-                if let stream = event.stream {
-                    let spans =
-                        state.calls[stream] ?? startCall(stream, parent: parent, state: &state, at: event.instant)
-                    state.calls[stream] = spans
-                    context = spans.call.context
-                }
-                state.calls[event.callID] = startCall(event.callID, parent: context, state: &state, at: event.instant)
+                state.calls[event.callID] = startCall(
+                    event.callID, stream: event.stream, parent: parent, state: &state, at: event.instant)
             }
         }
 
@@ -100,16 +94,7 @@
             let span = state.withLock { state -> any Span in
                 var spans =
                     state.calls[callID]
-                    ?? {
-                        // A connection of an event stream is a child of the stream's span.
-                        let parent =
-                            context.stream.map { stream in
-                                let spans = state.calls[stream] ?? startCall(stream, parent: parent, state: &state)
-                                state.calls[stream] = spans
-                                return spans.call.context
-                            } ?? parent
-                        return startCall(callID, parent: parent, state: &state)
-                    }()
+                    ?? startCall(callID, stream: context.stream, parent: parent, state: &state, at: .now)
                 let span = tracer.startSpan(
                     method, context: spans.call.context, ofKind: .client, at: timestamp(of: .now))
                 spans.attempts[context.attempt]?.end()
@@ -124,9 +109,21 @@
             tracer.inject(span.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
         }
 
+        /// A call's spans, under `parent`, or for a connection of an event stream under the stream's span (which
+        /// the stream's first connection starts).
+        private func startCall(
+            _ callID: CourierEvent.CallID, stream: CourierEvent.CallID?, parent: InstrumentationContext,
+            state: inout State, at instant: ContinuousClock.Instant
+        ) -> CallSpans {
+            guard let stream else { return startCall(callID, parent: parent, state: &state, at: instant) }
+            let streamSpans = state.calls[stream] ?? startCall(stream, parent: parent, state: &state, at: instant)
+            state.calls[stream] = streamSpans
+            return startCall(callID, parent: streamSpans.call.context, state: &state, at: instant)
+        }
+
         private func startCall(
             _ callID: CourierEvent.CallID, parent: InstrumentationContext, state: inout State,
-            at instant: ContinuousClock.Instant? = nil
+            at instant: ContinuousClock.Instant
         ) -> CallSpans {
             state.order.append(callID)
             while state.order.count > maxOpenCalls {
@@ -139,7 +136,7 @@
             }
             // Every start and end is a monotonic instant placed on the wall clock by one anchor, so a step of the
             // wall clock (an NTP correction, a VM resumed) after the anchor cannot stretch or invert a span.
-            let span = tracer.startSpan("HTTP", context: parent, ofKind: .internal, at: timestamp(of: instant ?? .now))
+            let span = tracer.startSpan("HTTP", context: parent, ofKind: .internal, at: timestamp(of: instant))
             return CallSpans(call: span)
         }
 

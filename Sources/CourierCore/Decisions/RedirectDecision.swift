@@ -64,7 +64,7 @@ public struct RedirectDecision: Decision {
         // `Location` is a singleton field (RFC 9110 §10.2.2): two different ones leave the target unknown, and
         // HTTPFields would join them with ", " into a URL nobody sent (browsers refuse such a redirect too).
         let locations = response.head.headerFields[values: .location]
-        guard Set(locations).count <= 1 else {
+        guard locations.dropFirst().allSatisfy({ $0 == locations.first }) else {
             return .fail(
                 Self.error(
                     .invalidRedirect, "the response has \(locations.count) different Location fields", response))

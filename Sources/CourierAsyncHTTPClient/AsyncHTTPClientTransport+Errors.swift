@@ -27,6 +27,11 @@
             func fail(_ code: CourierError.Code, _ message: String) -> CourierError {
                 CourierError(code: code, stage: .transport, message: message, underlyingError: error)
             }
+            /// A failure before the request had a connection: nothing of it was sent.
+            func unsent(_ code: CourierError.Code, _ message: String) -> CourierError {
+                CourierError(
+                    code: code, stage: .transport, message: message, underlyingError: error, isKnownUnsent: true)
+            }
             let lost: (CourierError.Code, String) =
                 phase == .body
                 ? (.truncatedResponse, "truncated: the connection ended before the body was complete")
@@ -39,9 +44,9 @@
                     if Task.isCancelled { return CancellationError() }
                     return fail(lost.0, "AsyncHTTPClient gave up the request while its connection was closing")
                 case .connectTimeout:
-                    return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
+                    return unsent(.connectTimeout, "no connection within \(timeouts.connectText)")
                 case .tlsHandshakeTimeout:
-                    return fail(.connectTimeout, "the TLS handshake did not finish within the connect timeout")
+                    return unsent(.connectTimeout, "the TLS handshake did not finish within the connect timeout")
                 case .deadlineExceeded:
                     return fail(.timedOut, "the call did not finish within its deadline")
                 case .readTimeout:
@@ -49,7 +54,7 @@
                 case .writeTimeout:
                     return fail(.idleTimeout, "the request could not be written within the write timeout")
                 case .getConnectionFromPoolTimeout:
-                    return fail(.connectTimeout, "no pooled connection became free within the connect timeout")
+                    return unsent(.connectTimeout, "no pooled connection became free within the connect timeout")
                 case .remoteConnectionClosed, .uncleanShutdown:
                     return fail(lost.0, lost.1)
                 case .bodyLengthMismatch:
@@ -65,7 +70,7 @@
                 case .invalidProxyResponse:
                     return fail(.proxyFailed, "the proxy refused to open a tunnel to the server")
                 case .httpProxyHandshakeTimeout:
-                    return fail(.connectTimeout, "the proxy did not open a tunnel within \(timeouts.connectText)")
+                    return unsent(.connectTimeout, "the proxy did not open a tunnel within \(timeouts.connectText)")
                 case .traceRequestWithBody:
                     return fail(.invalidBody, "a TRACE request must not have a body")
                 default:
@@ -90,15 +95,16 @@
                 return fail(.malformedResponse, "the response is not valid HTTP/1.1 (\(error))")
             }
             if let error = error as? NIOConnectionError {
-                return classify(error, fail: fail)
+                // Every attempt to connect failed: the request never had a connection to go out on.
+                return classify(error, fail: unsent)
             }
             if let error = error as? IOError {
-                return classify(errno: error.errnoCode, phase: phase, lost: lost, fail: fail)
+                return classify(errno: error.errnoCode, phase: phase, lost: lost, fail: fail, unsent: unsent)
             }
             if let error = error as? ChannelError {
                 switch error {
                 case .connectTimeout:
-                    return fail(.connectTimeout, "no connection within \(timeouts.connectText)")
+                    return unsent(.connectTimeout, "no connection within \(timeouts.connectText)")
                 case .eof, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed:
                     return fail(lost.0, lost.1)
                 default:
@@ -157,11 +163,13 @@
             errno: CInt,
             phase: Phase,
             lost: (CourierError.Code, String),
-            fail: (CourierError.Code, String) -> CourierError
+            fail: (CourierError.Code, String) -> CourierError,
+            unsent: (CourierError.Code, String) -> CourierError
         ) -> CourierError {
             switch errno {
             case ECONNREFUSED:
-                return fail(.connectionRefused, "the server refused the connection (nothing listens on the port)")
+                // TCP reports a refusal only for a reset in answer to its SYN (Linux's `tcp_reset`): unconnected.
+                return unsent(.connectionRefused, "the server refused the connection (nothing listens on the port)")
             case ENETUNREACH, EHOSTUNREACH, ENETDOWN:
                 return fail(.networkUnreachable, "no route to the server's address")
             case ECONNRESET, EPIPE, ECONNABORTED:

@@ -19,27 +19,33 @@ extension URLSessionTransport {
                 code: .transportFailed, stage: .transport, message: "URLSession failed", response: response,
                 underlyingError: error)
         }
-        func failure(_ code: CourierError.Code, _ message: String) -> CourierError {
-            CourierError(code: code, stage: .transport, message: message, response: response, underlyingError: error)
+        func failure(_ code: CourierError.Code, _ message: String, unsent: Bool = false) -> CourierError {
+            CourierError(
+                code: code, stage: .transport, message: message, response: response, underlyingError: error,
+                isKnownUnsent: unsent)
         }
         let texts = errorTexts(urlError)
         if response == nil, let (code, message) = tlsFailure(in: texts) {
             return failure(code, message)
         }
         if response == nil, let (code, message) = socketFailure(in: texts) {
-            return failure(code, message)
+            // libcurl names a failed connect "Failed to connect to …" (`CURLE_COULDNT_CONNECT`): nothing was sent.
+            let connectFailed = texts.contains { $0.contains("failed to connect") || $0.contains("couldn't connect") }
+            return failure(code, message, unsent: code == .networkUnreachable && connectFailed)
         }
         switch urlError.code {
         case .cancelled:
             return CancellationError()
         case .timedOut:
             return failure(.idleTimeout, "no byte arrived within URLSession's request timeout (idle timeout)")
+        // No connection was made for these: nothing of the request was sent.
         case .cannotConnectToHost:
-            return failure(.connectionRefused, "the server refused the connection (nothing listens on the port)")
+            return failure(
+                .connectionRefused, "the server refused the connection (nothing listens on the port)", unsent: true)
         case .cannotFindHost, .dnsLookupFailed:
-            return failure(.hostNotFound, "the host name could not be resolved")
+            return failure(.hostNotFound, "the host name could not be resolved", unsent: true)
         case .notConnectedToInternet:
-            return failure(.notConnectedToInternet, "the device is not connected to a network")
+            return failure(.notConnectedToInternet, "the device is not connected to a network", unsent: true)
         case .secureConnectionFailed:
             #if canImport(FoundationNetworking)
                 return failure(.untrustedCertificate, "the server's certificate is not trusted")

@@ -49,6 +49,33 @@ extension Conformance {
         }
 
         @Test(
+            "a POST to a refused port is retried like a GET (nothing was sent); a POST the server received is not",
+            arguments: TransportKind.all)
+        func unsentPostIsRetried(transport: TransportKind) async throws {
+            let port = try Sockets.RefusingPort()
+            let refused = Self.client(transport.make(), try #require(URL(string: "http://127.0.0.1:\(port.port)")))
+            let post = Raw(
+                method: .post, path: "/post", body: .json(["a": 1]), retryPolicy: RetryPolicy(backoff: .none))
+            let error = await expectCourierError { try await refused.send(post) }
+            #expect(error?.code == .connectionRefused, "\(String(describing: error))")
+            #expect(error?.isKnownUnsent == true)
+            #expect(Self.attempts(error) == 3)
+
+            // The same POST on a connection the server accepted and then reset: it may have been processed, so it is
+            // sent once.
+            try await withTestServer { server in
+                let client = Self.client(transport.make(), server.baseURL)
+                var reset = post
+                reset.path = "/fault/reset-on-request"
+                let lost = await expectCourierError { try await client.send(reset) }
+                #expect(lost?.code == .connectionReset, "\(String(describing: lost))")
+                #expect(lost?.isKnownUnsent == false)
+                #expect(server.requestCount == 1)
+                #expect(Self.attempts(lost) == 1)
+            }
+        }
+
+        @Test(
             "row 23: a connect that never completes fails with connectTimeout at the connect timeout",
             arguments: TransportKind.all)
         func connectTimeout(transport: TransportKind) async throws {

@@ -21,6 +21,12 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     public var code: Code
     /// The pipeline stage that failed.
     public var stage: Stage
+    /// Whether the transport knows that no byte of the request left the client: the connection was never
+    /// established (refused, no route to the address, a connect timeout, a name that does not resolve).
+    ///
+    /// Such a call can be sent again whatever its method, as nothing reached the server; ``RetryPolicy`` does so
+    /// (``RetryPolicy/retriesUnsentRequests``). `false` means not known: the request may have reached the server.
+    public var isKnownUnsent: Bool
     /// A sentence for developers with the specifics (which header, which limit).
     ///
     /// When Courier throws the error, the call's secrets are scrubbed out of it (a transport may have built it from
@@ -55,10 +61,12 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         response: HTTPResponse? = nil,
         bodyExcerpt: String? = nil,
         trace: DecisionTrace = DecisionTrace(),
-        underlyingError: (any Error)? = nil
+        underlyingError: (any Error)? = nil,
+        isKnownUnsent: Bool = false
     ) {
         self.code = code
         self.stage = stage
+        self.isKnownUnsent = isKnownUnsent
         self.message = message
         self.request = request
         self.response = response
@@ -165,7 +173,7 @@ extension CourierError: CustomReflectable {
             children: [
                 "code": code, "stage": stage, "message": message.map { redactor.scrub($0, secrets: secrets) } as Any,
                 "request": request as Any, "response": response as Any, "bodyExcerpt": bodyExcerpt as Any,
-                "trace": trace, "underlyingError": underlying as Any,
+                "trace": trace, "underlyingError": underlying as Any, "isKnownUnsent": isKnownUnsent,
             ],
             displayStyle: .struct)
     }

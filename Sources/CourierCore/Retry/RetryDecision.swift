@@ -96,11 +96,11 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     }
 
     /// Restarts after a transport failure the policy retries, when retries are left and the request may be sent
-    /// again. The first retry after ``CourierError/Code/connectionReset`` (a stale keep-alive connection) takes no
+    /// again (an idempotent method, an idempotency key, or a failure that proves nothing was sent). The first retry after ``CourierError/Code/connectionReset`` (a stale keep-alive connection) takes no
     /// pause.
     public func recover(from error: any Error, context: DecisionContext) async throws -> DecisionAction? {
-        guard remaining > 0, context.canResendBody, context.canRestart, policy.allowsRetry(of: context.request),
-            policy.retries(error, context: context)
+        guard remaining > 0, context.canResendBody, context.canRestart,
+            policy.allowsRetry(of: context.request, after: error), policy.retries(error, context: context)
         else { return nil }
         let staleConnection = retried == 0 && (error as? CourierError)?.code == .connectionReset
         let pause = staleConnection ? .zero : policy.backoff.delay(forRetry: retried + 1)

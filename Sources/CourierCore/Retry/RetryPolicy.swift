@@ -14,7 +14,9 @@ public import HTTPTypes
 /// - a connection reset before any response (typically a pooled keep-alive connection the server had closed) is
 ///   retried at once the first time, without a pause: it says nothing about the server's load;
 /// - idempotent methods only (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), unless the request carries an
-///   `Idempotency-Key` header, which it then sends unchanged on every attempt;
+///   `Idempotency-Key` header, which it then sends unchanged on every attempt, or the failure proves that nothing
+///   was sent (``CourierError/isKnownUnsent``: a refused connection, no route, a connect timeout), as OkHttp and
+///   urllib3 retry a failed connection for any method;
 /// - a `Retry-After` (seconds, or an HTTP date relative to the response's `Date`) is honoured: never retry earlier;
 ///   a value above ``maxRetryAfter`` fails the call at once with the value in the error; garbage is ignored;
 /// - a one-shot body is never replayed, and a retry whose pause would pass the call's deadline is not made.
@@ -40,6 +42,10 @@ public struct RetryPolicy: Sendable {
     public var idempotencyKeyHeader: HTTPField.Name?
     /// Whether transport failures (no usable response) are retried at all.
     public var retriesTransportFailures: Bool
+    /// Whether a retryable transport failure that proves nothing was sent (``CourierError/isKnownUnsent``: the
+    /// connection was refused, had no route, or timed out connecting) is retried whatever the method, as OkHttp and
+    /// urllib3 do (default `true`). The server never saw the request, so a `POST` cannot be applied twice.
+    public var retriesUnsentRequests: Bool
     /// The transport failures worth retrying, by code. Default: ``defaultRetryableErrors``.
     public var retryableErrors: Set<CourierError.Code>
     /// An extra rule replacing the code check for transport failures: whether this error is worth retrying.
@@ -58,6 +64,7 @@ public struct RetryPolicy: Sendable {
         retryableMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace],
         idempotencyKeyHeader: HTTPField.Name? = HTTPField.Name("Idempotency-Key"),
         retriesTransportFailures: Bool = true,
+        retriesUnsentRequests: Bool = true,
         retryableErrors: Set<CourierError.Code> = RetryPolicy.defaultRetryableErrors,
         maxRetryAfter: Duration = .seconds(120),
         condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)? = nil,
@@ -69,6 +76,7 @@ public struct RetryPolicy: Sendable {
         self.retryableMethods = retryableMethods
         self.idempotencyKeyHeader = idempotencyKeyHeader
         self.retriesTransportFailures = retriesTransportFailures
+        self.retriesUnsentRequests = retriesUnsentRequests
         self.retryableErrors = retryableErrors
         self.maxRetryAfter = maxRetryAfter
         self.condition = condition
@@ -101,6 +109,13 @@ public struct RetryPolicy: Sendable {
 
     /// Never retry.
     public static let disabled = RetryPolicy(maxRetries: 0)
+
+    /// Whether `request` may be sent again after the transport failure `error`: its method allows a retry
+    /// (``allowsRetry(of:)``), or `error` proves that nothing was sent and ``retriesUnsentRequests`` is on.
+    public func allowsRetry(of request: HTTPRequest, after error: any Error) -> Bool {
+        if retriesUnsentRequests, let error = error as? CourierError, error.isKnownUnsent { return true }
+        return allowsRetry(of: request)
+    }
 
     /// Whether `request`'s method may be retried: idempotent, or carrying an idempotency key.
     public func allowsRetry(of request: HTTPRequest) -> Bool {

@@ -68,6 +68,30 @@ struct RetryAccountingTests {
         #expect(mock.recordedRequests.count == expectedRequests)
     }
 
+    @Test(
+        "a POST is retried after a failure that proves nothing was sent, and only then (unless the policy says no)",
+        arguments: [(true, true, 3), (false, true, 1), (true, false, 1)])
+    func unsentPost(unsent: Bool, policyRetriesUnsent: Bool, expectedRequests: Int) async throws {
+        let clock = DecisionFixtures.RecordingClock()
+        let mock = MockTransport()
+        let policy = RetryPolicy(retriesUnsentRequests: policyRetriesUnsent)
+        let client = Client(
+            server: Fixtures.server, transport: mock,
+            configuration: Client.Configuration(retryPolicy: policy, clock: clock))
+        let refused = CourierError(code: .connectionRefused, stage: .transport, isKnownUnsent: unsent)
+        mock.stub(
+            .post, "/probe",
+            with: Array(repeating: MockResponse.status(200, fault: .failBeforeResponse(refused)), count: 4))
+        let error = await expectCourierError { try await client.send(Probe(method: .post)) }
+        #expect(error?.code == .connectionRefused)
+        #expect(mock.recordedRequests.count == expectedRequests)
+        // Not a code the policy retries: the proof of "unsent" does not make it one.
+        let dns = CourierError(code: .hostNotFound, stage: .transport, isKnownUnsent: true)
+        mock.stub(.post, "/dns", with: [.status(200, fault: .failBeforeResponse(dns)), .text("never")])
+        _ = await expectCourierError { try await client.send(Probe(method: .post, path: "/dns")) }
+        #expect(mock.recordedRequests.count == expectedRequests + 1)
+    }
+
     @Test("a stale connection (reset before the head) is retried at once the first time, then with backoff")
     func staleConnectionRetriedAtOnce() async throws {
         let (client, mock, clock) = Self.defaultClient()

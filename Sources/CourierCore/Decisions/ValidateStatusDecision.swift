@@ -55,6 +55,20 @@ public struct ValidateStatusDecision<APIError: Decodable & Error>: Decision {
     }
 }
 
+extension ValidateStatusDecision: StatusFailureDescribing {
+    func failure(for response: ReceivedResponse, context: DecisionContext) -> CourierError? {
+        acceptable(response.status) ? nil : Self.failure(for: response, decoder: context.jsonDecoder)
+    }
+}
+
+/// A decision that can say, without running, how it would fail a response: a decision earlier in the chain that
+/// fails the call for its own reason (a `Retry-After` too long to wait) gives the error this one would have given
+/// (the server's decoded API error), with its reason added.
+protocol StatusFailureDescribing {
+    /// The error this decision would fail `response` with, or `nil` when it would let it pass.
+    func failure(for response: ReceivedResponse, context: DecisionContext) -> CourierError?
+}
+
 /// The error type of a ``ValidateStatusDecision`` that does not decode error bodies.
 public struct NoAPIError: Decodable, Error {}
 

@@ -74,20 +74,13 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     }
 
     /// Waits (backoff, `Retry-After`), then restarts with one retry fewer; fails at once when the server asks for
-    /// a longer wait than ``RetryPolicy/maxRetryAfter``.
+    /// a longer wait than ``RetryPolicy/maxRetryAfter``, with the error a ``ValidateStatusDecision`` later in the
+    /// chain gives the response (its decoded API error kept), the wait added to its message.
     public func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
         var pause = policy.backoff.delay(forRetry: retried + 1)
         if let asked = RetryAfter.delay(in: response.head) {
             guard asked <= policy.maxRetryAfter else {
-                return .fail(
-                    CourierError(
-                        code: .unacceptableStatus,
-                        stage: .decide,
-                        message: "the server asks to retry after \(Self.seconds(asked)), longer than the "
-                            + "\(Self.seconds(policy.maxRetryAfter)) this client waits",
-                        response: response.head
-                    )
-                )
+                return .fail(tooLongToWait(asked, response: response, context: context))
             }
             pause = max(pause, asked)
         }
@@ -106,6 +99,25 @@ public struct RetryDecision: Decision, TransportFailureDecision {
         let pause = staleConnection ? .zero : policy.backoff.delay(forRetry: retried + 1)
         guard Self.fits(pause, before: context.deadlineMoment) else { return nil }
         return try await retry(after: pause, context: context)
+    }
+
+    /// The failure for a `Retry-After` of `asked`, above ``RetryPolicy/maxRetryAfter``: the error the status check
+    /// later in the chain gives this response (with the server's decoded API error), the wait it asks for added to its
+    /// message; without such a check, an `unacceptableStatus` of its own.
+    private func tooLongToWait(
+        _ asked: Duration, response: ReceivedResponse, context: DecisionContext
+    ) -> CourierError {
+        let reason =
+            "asks to retry after \(Self.seconds(asked)), longer than the \(Self.seconds(policy.maxRetryAfter)) this "
+            + "client waits"
+        let later = context.decisions.dropFirst(context.index + 1)
+        for case let check as any StatusFailureDescribing in later {
+            guard var failure = check.failure(for: response, context: context) else { break }
+            failure.message = (failure.message ?? "the server answered \(response.status.code)") + ", and " + reason
+            return failure
+        }
+        return CourierError(
+            code: .unacceptableStatus, stage: .decide, message: "the server " + reason, response: response.head)
     }
 
     private func retry(after pause: Duration, context: DecisionContext) async throws -> DecisionAction {

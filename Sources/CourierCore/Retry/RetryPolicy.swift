@@ -18,7 +18,8 @@ public import HTTPTypes
 ///   was sent (``CourierError/isKnownUnsent``: a refused connection, no route, a connect timeout), as OkHttp and
 ///   urllib3 retry a failed connection for any method;
 /// - a `Retry-After` (seconds, or an HTTP date relative to the response's `Date`) is honoured: never retry earlier;
-///   a value above ``maxRetryAfter`` fails the call at once with the value in the error; garbage is ignored;
+///   a value above ``maxRetryAfter`` fails the call at once with the value in the error (the status check's
+///   `unacceptableStatus`, with the server's decoded API error, when the chain has one); garbage is ignored;
 /// - a one-shot body is never replayed, and a retry whose pause would pass the call's deadline is not made.
 ///
 /// There is one retry mechanism per call: the client's policy, unless the request states its own, either as

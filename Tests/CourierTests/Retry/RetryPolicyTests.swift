@@ -133,6 +133,27 @@ struct RetryPolicyTests {
         #expect(clock.sleeps.isEmpty)
     }
 
+    @Test("row 28: above the cap, the status check's error stands, with the server's decoded API error and the wait")
+    func retryAfterTooLongKeepsAPIError() async throws {
+        struct APIError: Decodable, Error { let reason: String }
+        let (client, mock, clock) = Self.client()
+        mock.stub(
+            .get, "/probe",
+            with: [.json(["reason": "maintenance"], status: 503, headerFields: [.retryAfter: "7200"]), .text("ok")])
+        var probe = Probe()
+        probe.decisionList = [.validateStatus(decoding: APIError.self)]
+        let error = await expectCourierError { try await client.send(probe) }
+        #expect(error?.code == .unacceptableStatus)
+        #expect((error?.underlyingError as? APIError)?.reason == "maintenance")
+        #expect(
+            error?.message
+                == "the server answered 503 Service Unavailable, and asks to retry after 7200 s, longer than the 120 s "
+                + "this client waits")
+        #expect(error?.trace.description == "retry ✗")
+        #expect(mock.recordedRequests.count == 1)
+        #expect(clock.sleeps.isEmpty)
+    }
+
     @Test("rows 25–26: transient transport failures are retried; the partial body is thrown away")
     func transportFailures() async throws {
         let (client, mock, clock) = Self.client()

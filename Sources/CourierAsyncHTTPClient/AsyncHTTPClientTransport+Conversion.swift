@@ -7,7 +7,7 @@
     import NIOHTTP1
 
     extension AsyncHTTPClientTransport {
-        static func makeRequest(_ request: OutgoingRequest) throws -> HTTPClientRequest {
+        static func makeRequest(_ request: OutgoingRequest, watch: UploadWatch? = nil) throws -> HTTPClientRequest {
             let head = request.head
             guard let scheme = head.scheme, let authority = head.authority else {
                 throw CourierError(code: .invalidURL, stage: .transport, message: "the request has no scheme or host")
@@ -31,19 +31,34 @@
             }
             ahcRequest.headers = headers
             if let body = request.body {
-                if let bytes = body.bufferedBytes {
+                if let bytes = body.bufferedBytes, bytes.count <= wholeBodyLimit {
                     ahcRequest.body = .bytes(ByteBuffer(bytes: bytes))
+                } else if let bytes = body.bufferedBytes {
+                    // AsyncHTTPClient writes a `.bytes` body in one piece and starts its idle (read) timer as soon as
+                    // the request's end is queued, while most of the body may still wait in NIO's buffer: a large
+                    // body on a slow uplink failed with `idleTimeout` mid-upload. In slices, the end is queued only
+                    // once the rest fits in the socket's buffers (AsyncHTTPClient takes a slice when the connection
+                    // is writable), so the timer starts when the upload is nearly done. No copy: the slices share
+                    // one buffer.
+                    ahcRequest.body = .stream(
+                        BufferSlices(buffer: ByteBuffer(bytes: bytes), sliceSize: uploadSliceSize, watch: watch),
+                        length: .known(Int64(bytes.count)))
                 } else {
                     let length: HTTPClientRequest.Body.Length
                     switch body.length {
                     case .known(let count): length = .known(count)
                     case .unknown: length = .unknown
                     }
-                    ahcRequest.body = .stream(RequestBodySequence(base: body), length: length)
+                    ahcRequest.body = .stream(RequestBodySequence(base: body, watch: watch), length: length)
                 }
             }
             return ahcRequest
         }
+
+        /// The largest in-memory body sent in one piece; a larger one goes in slices of ``uploadSliceSize``.
+        static let wholeBodyLimit = 256 * 1024
+        /// The slice size of a large in-memory body, that of NIO's default high write watermark.
+        static let uploadSliceSize = 64 * 1024
 
         /// A response head as Courier's transports hand it over, with what the body's framing needs from it.
         struct ResponseHead {
@@ -89,20 +104,55 @@
         }
     }
 
-    /// A Courier body as the `ByteBuffer` sequence AsyncHTTPClient uploads.
+    /// A Courier body as the `ByteBuffer` sequence AsyncHTTPClient uploads, each chunk's hand-over told to `watch`.
     struct RequestBodySequence: AsyncSequence, Sendable {
         typealias Element = ByteBuffer
         let base: MessageBody
+        let watch: UploadWatch?
 
         struct AsyncIterator: AsyncIteratorProtocol {
             var base: MessageBody.AsyncIterator
+            let watch: UploadWatch?
             mutating func next() async throws -> ByteBuffer? {
-                guard let chunk = try await base.next() else { return nil }
+                watch?.asked()
+                guard let chunk = try await base.next() else {
+                    watch?.finished()
+                    return nil
+                }
+                watch?.handedOver()
                 return ByteBuffer(bytes: chunk)
             }
         }
 
-        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), watch: watch) }
+    }
+
+    /// An in-memory body as slices of one buffer, each slice's hand-over told to `watch`.
+    struct BufferSlices: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let buffer: ByteBuffer
+        let sliceSize: Int
+        let watch: UploadWatch?
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var rest: ByteBuffer
+            let sliceSize: Int
+            let watch: UploadWatch?
+            mutating func next() async -> ByteBuffer? {
+                watch?.asked()
+                let length = Swift.min(sliceSize, rest.readableBytes)
+                guard length > 0, let slice = rest.readSlice(length: length) else {
+                    watch?.finished()
+                    return nil
+                }
+                watch?.handedOver()
+                return slice
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(rest: buffer, sliceSize: Swift.max(1, sliceSize), watch: watch)
+        }
     }
 
     /// An AsyncHTTPClient response body as the byte chunks a Courier body yields, with errors translated; read

@@ -49,6 +49,10 @@
             /// How long the response may be silent: no byte of the head or the body for this long fails the call
             /// with `CourierError.Code.idleTimeout`. `nil` disables it. Default: 60 s (URLSession's and
             /// Alamofire's request timeout).
+            ///
+            /// It also bounds an upload that stalls: a server that takes no part of a streamed (or large in-memory)
+            /// request body for this long fails the call with the same code. The response's silence is counted
+            /// from the end of the upload, as a large body goes out in slices the connection takes as it can.
             public var idleTimeout: Duration?
             /// Connections kept per host. Default: 8.
             ///
@@ -276,9 +280,10 @@
         /// AsyncHTTPClient's request for `request`, with the context's TLS settings over https.
         @inline(never)
         private static func makeRequest(
-            _ request: OutgoingRequest, route: Route, context: TransportContext, tlsBase: TLSMapping.Base?
+            _ request: OutgoingRequest, route: Route, context: TransportContext, tlsBase: TLSMapping.Base?,
+            watch: UploadWatch?
         ) throws -> HTTPClientRequest {
-            var ahcRequest = try makeRequest(request)
+            var ahcRequest = try makeRequest(request, watch: watch)
             if route.secure {
                 var options = context.tls
                 // Through a proxy, `localhost` is the proxy's: its certificate is checked like any other.
@@ -295,11 +300,15 @@
             while true {
                 let response: HTTPClientResponse
                 do {
-                    response = try await route.client.execute(
-                        Self.makeRequest(request, route: route, context: context, tlsBase: tlsBase),
-                        deadline: context.deadline.map(Self.nioDeadline) ?? .distantFuture,
-                        logger: context.logger
-                    )
+                    if let idle = timeouts.idle, Self.needsUploadWatch(request, idle: idle) {
+                        response = try await executeWatchingUpload(request, route: route, context: context, idle: idle)
+                    } else {
+                        response = try await route.client.execute(
+                            Self.makeRequest(request, route: route, context: context, tlsBase: tlsBase, watch: nil),
+                            deadline: context.deadline.map(Self.nioDeadline) ?? .distantFuture,
+                            logger: context.logger
+                        )
+                    }
                 } catch let error as HTTPClientError where error == .getConnectionFromPoolTimeout && !Task.isCancelled {
                     // AsyncHTTPClient gives up on a request that waited its connect timeout in the pool's queue
                     // while every connection was busy. Nothing was sent and the server is answering, so the request
@@ -310,6 +319,24 @@
                     throw await failure(error, request: request, route: route, context: context)
                 }
                 return try transportResponse(response, sentBody: request.body != nil)
+            }
+        }
+
+        /// Sends a request whose body AsyncHTTPClient takes in chunks, failing it with `idleTimeout` when the server
+        /// stops taking them (``UploadWatch``). A function of its own, so that a call without such a body does not
+        /// keep its locals.
+        @inline(never)
+        private func executeWatchingUpload(
+            _ request: OutgoingRequest, route: Route, context: TransportContext, idle: Duration
+        ) async throws -> HTTPClientResponse {
+            let watch = UploadWatch()
+            let ahcRequest = try Self.makeRequest(
+                request, route: route, context: context, tlsBase: tlsBase, watch: watch)
+            let client = route.client
+            let deadline = context.deadline.map(Self.nioDeadline) ?? .distantFuture
+            let logger = context.logger
+            return try await Self.watchingUpload(watch, idle: idle) {
+                try await client.execute(ahcRequest, deadline: deadline, logger: logger)
             }
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -47,8 +48,103 @@ enum Sockets {
         }
     }
 
+    /// A port on 127.0.0.1 that completes connections and never reads from them: a listener that never accepts,
+    /// with a small receive buffer, so a client's upload stops once the kernel's buffers are full (a server that
+    /// stopped reading the body).
+    final class SilentListener: Sendable {
+        let port: Int
+        private let fd: Int32
+
+        init() throws {
+            (fd, port) = try Sockets.listening(receiveBuffer: 16 * 1024, backlog: 8)
+        }
+
+        deinit { close(fd) }
+    }
+
+    /// A one-request HTTP/1.1 server on 127.0.0.1 that reads the request body at most `bytesPerSecond` (a slow
+    /// uplink, or a server that reads slowly), then answers `200 ok` and closes. Runs on a thread of its own.
+    final class SlowReader: Sendable {
+        let port: Int
+        private let listener: Int32
+        /// The body bytes read, once the answer went out (`nil` before, or when the exchange failed).
+        private let outcome = Outcome()
+
+        /// What the server's thread reports.
+        private final class Outcome: Sendable {
+            let bodyBytes = Mutex<Int?>(nil)
+        }
+
+        init(bytesPerSecond: Int) throws {
+            let (fd, port) = try Sockets.listening(receiveBuffer: 64 * 1024, backlog: 1)
+            (self.listener, self.port) = (fd, port)
+            Thread.detachNewThread { [outcome] in
+                let read = Self.serveOne(listener: fd, bytesPerSecond: bytesPerSecond)
+                outcome.bodyBytes.withLock { $0 = read }
+            }
+        }
+
+        /// The body bytes the server read before it answered, or `nil` if it has not answered.
+        var bodyBytesRead: Int? { outcome.bodyBytes.withLock { $0 } }
+
+        deinit {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+
+        private static func serveOne(listener: Int32, bytesPerSecond: Int) -> Int? {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return nil }
+            defer { close(connection) }
+            var head: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            let terminator: [UInt8] = Array("\r\n\r\n".utf8)
+            var bodyStart: Int?
+            while bodyStart == nil {
+                let count = read(connection, &buffer, 4096)
+                guard count > 0 else { return nil }
+                head += buffer[0..<count]
+                bodyStart = head.firstRange(of: terminator)?.upperBound
+            }
+            guard let bodyStart else { return nil }
+            let text = String(decoding: head[..<bodyStart], as: UTF8.self).lowercased()
+            guard let line = text.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+                let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+            else { return nil }
+            var received = head.count - bodyStart
+            let start = ContinuousClock.now
+            while received < length {
+                // Throttled: the next read waits until the bytes so far fit the rate.
+                let due = start + .seconds(Double(received) / Double(bytesPerSecond))
+                if ContinuousClock.now < due { Thread.sleep(forTimeInterval: Self.seconds(due - ContinuousClock.now)) }
+                let count = read(connection, &buffer, min(buffer.count, length - received))
+                guard count > 0 else { return nil }
+                received += count
+            }
+            let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".utf8)
+            guard write(connection, answer, answer.count) == answer.count else { return nil }
+            return received
+        }
+
+        private static func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        }
+    }
+
     struct SocketError: Error, CustomStringConvertible {
         let description: String
+    }
+
+    /// A listener on 127.0.0.1 whose connections have a receive buffer of `receiveBuffer` bytes.
+    static func listening(receiveBuffer: Int32, backlog: Int32) throws -> (Int32, Int) {
+        let (fd, port) = try bound()
+        var size = receiveBuffer
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        guard listen(fd, backlog) == 0 else {
+            close(fd)
+            throw SocketError(description: "listen() failed: \(errno)")
+        }
+        return (fd, port)
     }
 
     static func bound() throws -> (Int32, Int) {

@@ -133,6 +133,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio", condition: traitGated(["AsyncHTTPClient"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: traitGated(["AsyncHTTPClient"])),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: traitGated(["AsyncHTTPClient"])),
+                .product(name: "X509", package: "swift-certificates", condition: traitGated(["AsyncHTTPClient"])),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: traitGated(["AsyncHTTPClient"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(
                     name: "ServiceLifecycle", package: "swift-service-lifecycle",

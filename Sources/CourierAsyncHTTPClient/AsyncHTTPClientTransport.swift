@@ -354,7 +354,8 @@
             if secure, !route.proxied, let failure = translated as? CourierError, failure.code == .untrustedCertificate,
                 let origin = request.head.url.flatMap(Origin.init(url:))
             {
-                return await TLSDiagnosis.refine(failure, host: origin.host, port: origin.port, options: context.tls)
+                return await TLSDiagnosis.refine(
+                    failure, host: origin.host, port: origin.port, options: context.tls, base: tlsBase?.configuration)
             }
             // A second reset in a row before any head, over TLS 1.3 without a client certificate, may be a server
             // that wants one (its alert arrives as a closed connection): check once, so it is not retried again.

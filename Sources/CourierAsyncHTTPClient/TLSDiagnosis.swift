@@ -4,36 +4,173 @@
     import NIOCore
     import NIOPosix
     import NIOSSL
+    import SwiftASN1
+    @_spi(FixedExpiryValidationTime) import X509
 
     /// Finds out why a server's certificate was refused, when BoringSSL only said "verification failed".
     ///
     /// After a handshake failed verification, it makes one more handshake to the same server that only records the
-    /// chain the server presents (and then aborts), and names the cause: a certificate out of its validity period
-    /// (`CourierError.Code.certificateExpired`), a chain that contains none of the host's pinned keys
-    /// (`CourierError.Code.pinMismatch`), or else an untrusted chain
-    /// (`CourierError.Code.untrustedCertificate`). It runs only on that failure path, and never sends a
-    /// request byte.
+    /// chain the server presents (and then aborts), checks that chain with swift-certificates against the roots the
+    /// request trusts, and names the cause only when the check shows it:
+    ///
+    /// - `CourierError.Code.certificateExpired` when a path from the leaf to a trusted root (a pinned one, on a
+    ///   pinned host) meets RFC 5280's rules at a time when its certificates are all valid, but not now: an expired
+    ///   certificate elsewhere in the chain (an old cross-sign a server still sends) says nothing;
+    /// - `CourierError.Code.pinMismatch` on a pinned host when the chain leads to a root that is not pinned (one the
+    ///   request would otherwise trust, or one the chain carries itself), contains no pinned key, and no pinned
+    ///   root signed any of its certificates.
+    ///
+    /// Otherwise (a chain that leads nowhere known, such as one missing its intermediate; a chain swift-certificates
+    /// cannot read or finds valid) the error stays `CourierError.Code.untrustedCertificate`, which is true of every
+    /// chain that failed verification. It runs only on that failure path, and never sends a request byte.
     enum TLSDiagnosis {
-        static func refine(_ error: CourierError, host: String, port: Int, options: TLSOptions) async -> CourierError {
-            guard error.code == .untrustedCertificate,
-                let chain = await presentedChain(host: host, port: port, timeout: .seconds(2)), !chain.isEmpty
-            else { return error }
-            var refined = error
-            let now = time(nil)
-            if chain.contains(where: { $0.notValidAfter < now || $0.notValidBefore > now }) {
-                refined.code = .certificateExpired
-                refined.message = "the server's certificate (or one in its chain) has expired or is not yet valid"
-                return refined
+        /// A certificate as the diagnosis reads it: parsed by swift-certificates, with its SPKI pin.
+        struct Held: Sendable {
+            let certificate: Certificate
+            /// The base64 SHA-256 of its DER SubjectPublicKeyInfo (`TLSOptions.PinSet`'s form).
+            let pin: String
+
+            init?(_ certificate: NIOSSLCertificate) {
+                guard let parsed = try? Certificate(derEncoded: certificate.toDERBytes()),
+                    let spki = try? certificate.extractPublicKey().toSPKIBytes()
+                else { return nil }
+                self.certificate = parsed
+                self.pin = Data(SHA256.hash(spki)).base64EncodedString()
             }
-            if let pinSet = options.pinSet(for: host) {
-                let keys = chain.compactMap { try? Data(SHA256.hash($0.extractPublicKey().toSPKIBytes())) }
-                if !keys.contains(where: { pinSet.pins.contains($0.base64EncodedString()) }) {
-                    refined.code = .pinMismatch
-                    refined.message = "none of the keys in the server's certificate chain is pinned for \(host)"
-                    return refined
-                }
+        }
+
+        /// What the presented chain shows went wrong, when it shows more than "untrusted".
+        enum Cause: Equatable {
+            case expired
+            case pinMismatch
+        }
+
+        /// `error` with the cause the presented chain shows, or `error` itself when it shows none.
+        ///
+        /// - Parameter base: The TLS configuration the transport's requests start from (its roots stand for "the
+        ///   system's"); `nil` for ``TLSMapping/baseConfiguration``. A transport on a client passed in has a TLS
+        ///   configuration Courier cannot read: the system's roots stand for its roots then.
+        static func refine(
+            _ error: CourierError, host: String, port: Int, options: TLSOptions, base: TLSConfiguration?
+        ) async -> CourierError {
+            guard error.code == .untrustedCertificate,
+                let presented = await presentedChain(host: host, port: port, timeout: .seconds(2)), !presented.isEmpty
+            else { return error }
+            // A certificate swift-certificates cannot read: the chain cannot be followed, so nothing can be told.
+            let chain = presented.compactMap(Held.init)
+            guard chain.count == presented.count else { return error }
+            let roots = trustedRoots(options, base: base ?? TLSMapping.baseConfiguration)
+            var refined = error
+            switch await cause(of: chain, roots: roots, pins: options.pinSet(for: host)?.pins) {
+            case .expired:
+                refined.code = .certificateExpired
+                refined.message =
+                    "the server's certificate (or one on its path to a trusted root) has expired or is not yet valid"
+            case .pinMismatch:
+                refined.code = .pinMismatch
+                refined.message = "the server's certificate chain leads to none of the keys pinned for \(host)"
+            case nil:
+                break
             }
             return refined
+        }
+
+        /// What `chain` (leaf first, as presented) shows went wrong, verified against `roots` (the roots the request
+        /// trusts before pins narrow them) and `pins`; `nil` when it shows nothing more specific than an untrusted
+        /// chain.
+        static func cause(of chain: [Held], roots: [Held], pins: Set<String>?) async -> Cause? {
+            guard let pins else {
+                return await isExpired(chain, anchors: roots) ? .expired : nil
+            }
+            // AsyncHTTPClient enforces pins by trusting only the pinned roots (see `TLSMapping`).
+            let anchors = roots.filter { pins.contains($0.pin) }
+            let leadsToPin =
+                chain.contains { pins.contains($0.pin) }
+                || chain.contains { held in
+                    anchors.contains {
+                        $0.certificate.publicKey.isValidSignature(held.certificate.signature, for: held.certificate)
+                    }
+                }
+            if leadsToPin {
+                // The pins hold: what failed is something else.
+                return await isExpired(chain, anchors: anchors) ? .expired : nil
+            }
+            // Only a chain that is known to end elsewhere is a mismatch: one missing its intermediate may well lead
+            // to the pinned root.
+            let ownRoots = chain.filter { isSelfSigned($0.certificate) }
+            return await reachesRoot(chain, anchors: roots + ownRoots) ? .pinMismatch : nil
+        }
+
+        /// Whether the only thing wrong with a path from `chain`'s leaf to one of `anchors` is the time: it meets
+        /// RFC 5280's rules at an instant when all its certificates are valid, and fails them now.
+        private static func isExpired(_ chain: [Held], anchors: [Held]) async -> Bool {
+            guard case .couldNotValidate(let failures) = await validate(chain, anchors: anchors) else { return false }
+            // Each failure is a path to an anchor whose signatures verify but that broke a rule of the policy.
+            return failures.contains { failure in
+                let start = failure.chain.map(\.notValidBefore).max()
+                let end = failure.chain.map(\.notValidAfter).min()
+                guard let start, let end, start <= end else { return false }
+                let thenPolicy = RFC5280Policy(fixedExpiryValidationTime: start)
+                if case .meetsPolicy = thenPolicy.chainMeetsPolicyRequirements(chain: failure.chain) { return true }
+                return false
+            }
+        }
+
+        /// Whether `chain`'s leaf leads, through its certificates, to one of `anchors` with every signature verified,
+        /// whether or not the path also meets RFC 5280's rules now.
+        private static func reachesRoot(_ chain: [Held], anchors: [Held]) async -> Bool {
+            switch await validate(chain, anchors: anchors) {
+            case .validCertificate: true
+            case .couldNotValidate(let failures): !failures.isEmpty
+            }
+        }
+
+        /// swift-certificates' verdict on `chain` (leaf first) with `anchors` as the roots, now.
+        private static func validate(_ chain: [Held], anchors: [Held]) async -> CertificateValidationResult {
+            var verifier = Verifier(rootCertificates: CertificateStore(anchors.map(\.certificate))) { RFC5280Policy() }
+            guard let leaf = chain.first else { return .couldNotValidate([]) }
+            return await verifier.validate(
+                leaf: leaf.certificate, intermediates: CertificateStore(chain.dropFirst().map(\.certificate)))
+        }
+
+        private static func isSelfSigned(_ certificate: Certificate) -> Bool {
+            certificate.issuer == certificate.subject
+                && certificate.publicKey.isValidSignature(certificate.signature, for: certificate)
+        }
+
+        /// The roots the request trusts before pins narrow them: its own (`TLSOptions.Trust`), and, unless it trusts
+        /// only those, what stands for the system's (`base`'s roots). The same set `TLSMapping` picks pinned roots
+        /// from.
+        static func trustedRoots(_ options: TLSOptions, base: TLSConfiguration) -> [Held] {
+            let own = options.trust.certificates.compactMap { try? NIOSSLCertificate(bytes: $0.der, format: .der) }
+            var roots = own.compactMap(Held.init)
+            guard options.trust.includesSystemRoots else { return roots }
+            switch base.trustRoots {
+            case .certificates(let certificates): roots += certificates.compactMap(Held.init)
+            case .file(let path): roots += read(path)
+            case .default, nil: roots += systemRoots
+            }
+            for additional in base.additionalTrustRoots {
+                switch additional {
+                case .certificates(let certificates): roots += certificates.compactMap(Held.init)
+                case .file(let path): roots += read(path)
+                }
+            }
+            return roots
+        }
+
+        /// ``SystemRoots``, read by swift-certificates once.
+        private static let systemRoots = SystemRoots.certificates.compactMap(Held.init)
+
+        /// The certificates of a PEM file, or of the PEM files in a directory; none when it cannot be read.
+        private static func read(_ path: String) -> [Held] {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return [] }
+            let files =
+                isDirectory.boolValue
+                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 }
+                : [path]
+            return files.flatMap { (try? NIOSSLCertificate.fromPEMFile($0)) ?? [] }.compactMap(Held.init)
         }
 
         /// The chain `host`:`port` presents, or `nil` when no handshake got that far within `timeout`.

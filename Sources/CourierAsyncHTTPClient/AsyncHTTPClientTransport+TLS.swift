@@ -89,7 +89,7 @@
         /// The roots `base` trusts, which "the system's roots" stands for on a transport made from an AsyncHTTPClient
         /// configuration: its `trustRoots` (the system's when `nil` or `.default`) and `additionalTrustRoots`. A
         /// file or directory that cannot be read adds nothing.
-        private static func roots(of base: TLSConfiguration) -> [NIOSSLCertificate] {
+        static func roots(of base: TLSConfiguration) -> [NIOSSLCertificate] {
             func read(_ path: String) -> [NIOSSLCertificate] {
                 var isDirectory: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return [] }

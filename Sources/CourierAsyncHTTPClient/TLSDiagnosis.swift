@@ -145,33 +145,15 @@
             let own = options.trust.certificates.compactMap { try? NIOSSLCertificate(bytes: $0.der, format: .der) }
             var roots = own.compactMap(Held.init)
             guard options.trust.includesSystemRoots else { return roots }
-            switch base.trustRoots {
-            case .certificates(let certificates): roots += certificates.compactMap(Held.init)
-            case .file(let path): roots += read(path)
-            case .default, nil: roots += systemRoots
+            // The system's roots are read once; a configuration's own are read as `TLSMapping` reads them.
+            if case .default = base.trustRoots ?? .default, base.additionalTrustRoots.isEmpty {
+                return roots + systemRoots
             }
-            for additional in base.additionalTrustRoots {
-                switch additional {
-                case .certificates(let certificates): roots += certificates.compactMap(Held.init)
-                case .file(let path): roots += read(path)
-                }
-            }
-            return roots
+            return roots + TLSMapping.roots(of: base).compactMap(Held.init)
         }
 
         /// ``SystemRoots``, read by swift-certificates once.
         private static let systemRoots = SystemRoots.certificates.compactMap(Held.init)
-
-        /// The certificates of a PEM file, or of the PEM files in a directory; none when it cannot be read.
-        private static func read(_ path: String) -> [Held] {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return [] }
-            let files =
-                isDirectory.boolValue
-                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 }
-                : [path]
-            return files.flatMap { (try? NIOSSLCertificate.fromPEMFile($0)) ?? [] }.compactMap(Held.init)
-        }
 
         /// The chain `host`:`port` presents, or `nil` when no handshake got that far within `timeout`.
         private static func presentedChain(host: String, port: Int, timeout: TimeAmount) async -> [NIOSSLCertificate]? {

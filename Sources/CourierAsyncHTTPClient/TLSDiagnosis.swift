@@ -143,7 +143,7 @@
         /// from.
         static func trustedRoots(_ options: TLSOptions, base: TLSConfiguration) -> [Held] {
             let own = options.trust.certificates.compactMap { try? NIOSSLCertificate(bytes: $0.der, format: .der) }
-            var roots = own.compactMap(Held.init)
+            let roots = own.compactMap(Held.init)
             guard options.trust.includesSystemRoots else { return roots }
             // The system's roots are read once; a configuration's own are read as `TLSMapping` reads them.
             if case .default = base.trustRoots ?? .default, base.additionalTrustRoots.isEmpty {

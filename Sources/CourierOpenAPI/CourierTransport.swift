@@ -26,10 +26,11 @@
     ///   `.undocumented(statusCode:_:)`. The client's own decisions still run first: a `503` is retried and a `401`
     ///   refreshed before the generated code sees the last response.
     /// - **Bodies.** A request body streams to the server as the generated code produced it (its length, when
-    ///   known, becomes `Content-Length`); a body that can be iterated only once is never re-sent, so a retry or a
-    ///   307 redirect of it is not made and that response reaches the generated code. A response body streams with
-    ///   backpressure as the generated code reads it, unless the operation is in
-    ///   ``Configuration/bufferedOperationIDs``.
+    ///   known, becomes `Content-Length`; a replayable one of at most 1 MiB goes in one piece); a body that can be
+    ///   iterated only once is never re-sent, so a retry or a 307 redirect of it is not made and that response
+    ///   reaches the generated code. A response body streams with backpressure as the generated code reads it,
+    ///   unless the operation is in ``Configuration/bufferedOperationIDs``; a JSON, XML or form body, which the
+    ///   generated code decodes whole, is limited to the client's `maxResponseBodySize`.
     /// - **Errors.** A Courier failure is thrown as the redacted `CourierError`, which the runtime wraps in a
     ///   `ClientError` whose `underlyingError` it is. An error while reading a streamed response body is thrown by
     ///   the body's iterator, also as a `CourierError`.
@@ -49,7 +50,8 @@
         /// - Parameters:
         ///   - client: The Courier client: its server, transport, adapters, decisions, cache and monitors.
         ///   - configuration: How operations map onto Courier calls. The default sends to the client's server,
-        ///     judges no status and streams every response body.
+        ///     judges no status and streams every response body (a JSON, XML or form one within the client's
+        ///     `maxResponseBodySize`).
         public init(client: Client, configuration: Configuration = Configuration()) {
             self.client = client
             self.configuration = configuration
@@ -82,7 +84,11 @@
             }
             let live = try await send(
                 request, body: body, baseURL: baseURL, operationID: operationID, parser: LiveResponseParser())
-            return (live.head, try await Self.body(of: live, method: request.method))
+            return (
+                live.head,
+                try await Self.body(
+                    of: live, method: request.method, decodedLimit: client.configuration.maxResponseBodySize)
+            )
         }
 
         /// Sends the generated request through the Courier client, its response parsed by `parser`.
@@ -90,13 +96,30 @@
         private func send<Parser: ResponseParser>(
             _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String, parser: Parser
         ) async throws -> Parser.Output {
-            try await clientLogging(operationID).send(
+            let body = try await Self.messageBody(for: body)
+            return try await clientLogging(operationID).send(
                 operation(request, body: body, baseURL: baseURL, operationID: operationID).parsed(by: parser))
+        }
+
+        /// The largest request body sent in one piece.
+        static let inMemoryBodyLimit = 1024 * 1024
+
+        /// The generated `body` as Courier sends it: in memory when it can be iterated again and has a known length
+        /// of at most ``inMemoryBodyLimit`` bytes (what generated code makes of an encoded JSON, XML or form value),
+        /// else streaming its chunks. The URLSession transport streams a body of unknown provenance through a pipe
+        /// on Linux (without `Content-Length`) and through a file on Apple platforms: a server that requires a
+        /// length (411), or a password written to disk, for every generated POST.
+        static func messageBody(for body: HTTPBody?) async throws -> MessageBody? {
+            guard let body else { return nil }
+            guard body.iterationBehavior == .multiple, case .known(let count) = body.length,
+                count <= inMemoryBodyLimit
+            else { return MessageBody(streaming: body) }
+            return MessageBody(try await ArraySlice(collecting: body, upTo: Int(count)))
         }
 
         /// The generated request as a Courier request, with the transport's decisions and timeout.
         private func operation(
-            _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
+            _ request: HTTPRequest, body: MessageBody?, baseURL: URL, operationID: String
         ) throws -> Operation {
             try Operation(
                 generated: request,
@@ -110,7 +133,15 @@
 
         /// The response body the generated code reads: `live`'s chunks as they arrive; none for `HEAD`, and an empty
         /// one (already read to its end) for a response that has no body.
-        static func body(of live: LiveResponse, method: HTTPRequest.Method) async throws -> HTTPBody? {
+        ///
+        /// A body the generated code decodes whole (JSON, XML, a form: swift-openapi-runtime collects it with no
+        /// limit of its own) is limited to `decodedLimit` bytes, the client's
+        /// `Client.Configuration.maxResponseBodySize`: past it, reading fails with `CourierError.Code.bodyTooLarge`
+        /// (at once when the server declares a larger length), as a buffered call would. Other bodies (a download,
+        /// an event stream, plain bytes) stream unlimited: the generated code hands them to you.
+        static func body(
+            of live: LiveResponse, method: HTTPRequest.Method, decodedLimit: Int
+        ) async throws -> HTTPBody? {
             let code = live.status.code
             if method == .head || code == 204 || code == 304 || live.length == .known(0) {
                 // Read the empty body to its end, so the call ends now and the connection goes back to the pool.
@@ -118,7 +149,23 @@
                 return method == .head ? nil : HTTPBody()
             }
             let length: HTTPBody.Length = live.length.knownCount.map { .known($0) } ?? .unknown
-            return HTTPBody(live, length: length, iterationBehavior: .single)
+            guard isDecodedWhole(live.headerFields[.contentType]) else {
+                return HTTPBody(live, length: length, iterationBehavior: .single)
+            }
+            if let announced = live.length.knownCount, announced > decodedLimit {
+                // Not read: the call ends with the error, and the connection closes.
+                throw live.end(with: CourierError.bodyTooLarge(limit: decodedLimit, announced: announced))
+            }
+            return HTTPBody(live.limited(to: decodedLimit), length: length, iterationBehavior: .single)
+        }
+
+        /// Whether the generated code decodes a body of `contentType` whole: JSON, XML or a URL-encoded form
+        /// (`application/json`, `application/problem+json`, `text/xml`, `application/x-www-form-urlencoded`, …).
+        static func isDecodedWhole(_ contentType: String?) -> Bool {
+            guard let contentType else { return false }
+            let type = contentType.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
+            return type == "application/json" || type.hasSuffix("+json") || type == "application/xml"
+                || type == "text/xml" || type.hasSuffix("+xml") || type == "application/x-www-form-urlencoded"
         }
 
         /// The client's server whose base URL is `baseURL` (the same origin and path), or a server for `baseURL`

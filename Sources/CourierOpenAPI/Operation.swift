@@ -26,7 +26,7 @@
         /// - Throws: ``CourierError/Code/invalidURL`` when the generated request has no path.
         init(
             generated: HTTPRequest,
-            body: HTTPBody?,
+            body: MessageBody?,
             operationID: String,
             server: Server?,
             decisions: [any Decision],
@@ -47,7 +47,7 @@
             self.path = String(target[..<(queryStart ?? end)])
             self.query = queryStart.map { String(target[bytes.index(after: $0)..<end]) }
             self.headerFields = generated.headerFields
-            self.body = body.map(MessageBody.init(streaming:))
+            self.body = body
             self.server = server
             self.decisions = decisions
             self.timeout = timeout

@@ -60,6 +60,18 @@ public struct LiveResponse: AsyncSequence, Sendable {
         self.limit = limit
     }
 
+    /// This response with its body limited to `limit` bytes (or to its own limit, when that is lower): for a body
+    /// read whole after all, such as a generated client's JSON.
+    package func limited(to limit: Int) -> LiveResponse {
+        LiveResponse(head: head, body: body, lease: lease, limit: Swift.min(self.limit ?? limit, limit))
+    }
+
+    /// Ends the call with `error` without reading the body (the connection closes once the response is let go);
+    /// returns the error as the call finalized it (redacted, with its trace), to throw.
+    package func end(with error: any Error) -> any Error {
+        lease?.finish(error) ?? error
+    }
+
     /// The response status.
     public var status: HTTPResponse.Status { head.status }
     /// The response header fields.
@@ -109,7 +121,7 @@ public struct LiveResponse: AsyncSequence, Sendable {
                     isOverLimit = true
                     let error = CourierError(
                         code: .bodyTooLarge, stage: .transport,
-                        message: "the stream passed the request's maxResponseBodySize (\(limit) bytes)", response: head)
+                        message: "the stream passed its maxResponseBodySize (\(limit) bytes)", response: head)
                     throw lease?.finish(error) ?? error
                 }
                 lease?.received(chunk.count)

@@ -168,7 +168,10 @@
         ) -> CourierError {
             switch errno {
             case ECONNREFUSED:
-                // TCP reports a refusal only for a reset in answer to its SYN (Linux's `tcp_reset`): unconnected.
+                // A connect to an IP address is refused with this IOError (not `NIOConnectionError`): a reset in
+                // answer to the SYN. On an established socket Linux reports a refusal only for an ICMP
+                // port-unreachable once its retransmissions gave up (`tcp_write_err`, about 15 minutes), which the
+                // idle timeout (60 s by default) ends long before; only without one could that be a request sent.
                 return unsent(.connectionRefused, "the server refused the connection (nothing listens on the port)")
             case ENETUNREACH, EHOSTUNREACH, ENETDOWN:
                 return fail(.networkUnreachable, "no route to the server's address")

@@ -13,7 +13,9 @@
     /// AsyncHTTPClient's body task can write ahead of its connection (until its event loop reports the connection
     /// unwritable: megabytes under heavy CPU load), and then holds a chunk while that backlog drains; a stall is
     /// reported only when the backlog has not drained within a whole idle timeout, as a body sent in one piece
-    /// started AsyncHTTPClient's own idle timer with all of it queued.
+    /// started AsyncHTTPClient's own idle timer with all of it queued. So on a link slower than a third of the
+    /// socket's send buffer per idle timeout (about 5 KB/s with a 1 MB buffer and the default 60 s) a streamed upload
+    /// the server still reads fails with `idleTimeout`: raise the idle timeout for such links.
     final class UploadWatch: Sendable {
         private struct State {
             /// When the last chunk was handed over, while AsyncHTTPClient has not asked for the next: the stall's start.

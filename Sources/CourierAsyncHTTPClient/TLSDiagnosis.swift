@@ -5,7 +5,7 @@
     import NIOPosix
     import NIOSSL
     import SwiftASN1
-    @_spi(FixedExpiryValidationTime) import X509
+    import X509
 
     /// Finds out why a server's certificate was refused, when BoringSSL only said "verification failed".
     ///
@@ -14,8 +14,9 @@
     /// request trusts, and names the cause only when the check shows it:
     ///
     /// - `CourierError.Code.certificateExpired` when a path from the leaf to a trusted root (a pinned one, on a
-    ///   pinned host) meets RFC 5280's rules at a time when its certificates are all valid, but not now: an expired
-    ///   certificate elsewhere in the chain (an old cross-sign a server still sends) says nothing;
+    ///   pinned host), every signature on it verified, has a certificate out of its validity period: an expired
+    ///   certificate elsewhere in the chain (an old cross-sign a server still sends) says nothing. Where the system's
+    ///   roots are not files (Apple platforms), when the leaf itself is;
     /// - `CourierError.Code.pinMismatch` on a pinned host when the chain leads to a root that is not pinned (one the
     ///   request would otherwise trust, or one the chain carries itself), contains no pinned key, and no pinned
     ///   root signed any of its certificates.
@@ -59,6 +60,12 @@
             // A certificate swift-certificates cannot read: the chain cannot be followed, so nothing can be told.
             let chain = presented.compactMap(Held.init)
             guard chain.count == presented.count else { return error }
+            // swift-certificates tries every path through the intermediates, with no bound and no cancellation: a
+            // server presenting many cross-signed certificates would hold the call (and a core) for a long time.
+            // Real chains have a leaf, an intermediate or two and sometimes a cross-sign.
+            guard chain.count <= maxDiagnosedChainLength,
+                Set(chain.map { "\($0.certificate.subject)\($0.pin)" }).count == chain.count
+            else { return error }
             let roots = trustedRoots(options, base: base ?? TLSMapping.baseConfiguration)
             var refined = error
             switch await cause(of: chain, roots: roots, pins: options.pinSet(for: host)?.pins) {
@@ -74,6 +81,9 @@
             }
             return refined
         }
+
+        /// The longest presented chain the diagnosis follows; a longer one stays `untrustedCertificate`.
+        static let maxDiagnosedChainLength = 6
 
         /// What `chain` (leaf first, as presented) shows went wrong, verified against `roots` (the roots the request
         /// trusts before pins narrow them) and `pins`; `nil` when it shows nothing more specific than an untrusted
@@ -101,19 +111,19 @@
             return await reachesRoot(chain, anchors: roots + ownRoots) ? .pinMismatch : nil
         }
 
-        /// Whether the only thing wrong with a path from `chain`'s leaf to one of `anchors` is the time: it meets
-        /// RFC 5280's rules at an instant when all its certificates are valid, and fails them now.
+        /// Whether a path from `chain`'s leaf to one of `anchors`, every signature on it verified, has a certificate
+        /// out of its validity period now. (Whether it would meet every other rule at another time is not asked:
+        /// swift-certificates offers a fixed validation time only as SPI, which a minor release may change.) With no
+        /// anchors to follow (Apple platforms, whose roots are in the keychain, not in files), whether the leaf is.
         private static func isExpired(_ chain: [Held], anchors: [Held]) async -> Bool {
+            let now = Date()
+            func outOfValidity(_ certificate: Certificate) -> Bool {
+                certificate.notValidAfter < now || certificate.notValidBefore > now
+            }
+            guard !anchors.isEmpty else { return chain.first.map { outOfValidity($0.certificate) } ?? false }
             guard case .couldNotValidate(let failures) = await validate(chain, anchors: anchors) else { return false }
             // Each failure is a path to an anchor whose signatures verify but that broke a rule of the policy.
-            return failures.contains { failure in
-                let start = failure.chain.map(\.notValidBefore).max()
-                let end = failure.chain.map(\.notValidAfter).min()
-                guard let start, let end, start <= end else { return false }
-                let thenPolicy = RFC5280Policy(fixedExpiryValidationTime: start)
-                if case .meetsPolicy = thenPolicy.chainMeetsPolicyRequirements(chain: failure.chain) { return true }
-                return false
-            }
+            return failures.contains { $0.chain.contains(where: outOfValidity) }
         }
 
         /// Whether `chain`'s leaf leads, through its certificates, to one of `anchors` with every signature verified,

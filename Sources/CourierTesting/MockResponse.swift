@@ -114,8 +114,10 @@ public enum MockFault: Sendable {
     ///
     /// Pass a `CourierError` with the code the real transports report, so the retry policy and
     /// `ErrorMessageProvider` see what they will see in production:
-    /// `.failBeforeResponse(CourierError(code: .connectionRefused, stage: .transport))`. Any other error (a
-    /// `URLError`, say) reaches the pipeline as it is and ends the call as `transportFailed`, which is not retried.
+    /// `.failBeforeResponse(CourierError(code: .connectionRefused, stage: .transport, isKnownUnsent: true))` (a
+    /// failed connection attempt is known to have sent nothing, so the retry policy retries it whatever the method).
+    /// Any other error (a `URLError`, say) reaches the pipeline as it is and ends the call as `transportFailed`,
+    /// which is not retried.
     case failBeforeResponse(any Error)
     /// Return the head, then end the body with a connection reset after `afterBytes` bytes.
     case resetMidBody(afterBytes: Int)

@@ -73,6 +73,10 @@ final class ResponseTask: Sendable {
     private let uploadProgress: (@Sendable (Int64) -> Void)?
     /// The length of the body whose progress ``uploadProgress`` reports, when known.
     private let uploadLength: Int64?
+    /// Whether URLSession may send the request again by itself, on a new connection after a reused one died
+    /// (libcurl does for any request on a reused connection, CFNetwork for idempotent ones): then a failure to
+    /// connect does not prove that nothing was sent (`CourierError.isKnownUnsent`).
+    private let mayBeResent: Bool
     #if canImport(FoundationNetworking)
         /// This request's generation on the lane's ``DeliveryQueue``.
         private let delivery: Int
@@ -87,9 +91,11 @@ final class ResponseTask: Sendable {
         watchdog: Watchdog,
         cancelUpload: (@Sendable () -> Void)?,
         uploadProgress: (@Sendable (Int64) -> Void)? = nil,
-        uploadLength: Int64? = nil
+        uploadLength: Int64? = nil,
+        mayBeResent: Bool = true
     ) {
         self.method = method
+        self.mayBeResent = mayBeResent
         self.deadline = deadline
         self.watchdog = watchdog
         self.url = url
@@ -374,12 +380,18 @@ final class ResponseTask: Sendable {
             let failure: (any Error)?
             let error = state.endsAtCancellation && (error as? URLError)?.code == .cancelled ? nil : error
             if let error {
-                failure = URLSessionTransport.map(
+                var mapped = URLSessionTransport.map(
                     error,
                     response: state.head,
                     received: state.received,
                     expected: state.expectedLength
                 )
+                if mayBeResent, var unsent = mapped as? CourierError, unsent.isKnownUnsent {
+                    // Refused on a reconnect after URLSession's own resend: the first try may have reached the server.
+                    unsent.isKnownUnsent = false
+                    mapped = unsent
+                }
+                failure = mapped
             } else if state.head == nil {
                 failure = CourierError(code: .unexpectedResponse, stage: .transport, message: "no response head")
             } else if let expected = state.expectedLength, state.received < expected {

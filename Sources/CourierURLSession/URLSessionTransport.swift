@@ -300,7 +300,11 @@ public final class URLSessionTransport: Transport {
             watchdog: watchdog,
             cancelUpload: cancelUpload,
             uploadProgress: uploadProgress,
-            uploadLength: request.body?.length.knownCount
+            uploadLength: request.body?.length.knownCount,
+            // An idempotent (or keyed) request, which libcurl and CFNetwork may resend on a new connection; the
+            // others go on a connection of their own on Linux (`needsFreshConnection`), and CFNetwork does not
+            // resend them.
+            mayBeResent: RetryPolicy.default.allowsRetry(of: request.head)
         )
         responseTask.startTimers()
         startPump?(responseTask)

@@ -22,7 +22,8 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// The pipeline stage that failed.
     public var stage: Stage
     /// Whether the transport knows that no byte of the request left the client: the connection was never
-    /// established (refused, no route to the address, a connect timeout, a name that does not resolve).
+    /// established (refused, no route to the address, a name that does not resolve; on AsyncHTTPClient also a
+    /// connect timeout: URLSession's cannot tell a slow server from an unreachable one).
     ///
     /// Such a call can be sent again whatever its method, as nothing reached the server; ``RetryPolicy`` does so
     /// (``RetryPolicy/retriesUnsentRequests``). `false` means not known: the request may have reached the server.

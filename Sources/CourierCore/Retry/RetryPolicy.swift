@@ -15,7 +15,7 @@ public import HTTPTypes
 ///   retried at once the first time, without a pause: it says nothing about the server's load;
 /// - idempotent methods only (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), unless the request carries an
 ///   `Idempotency-Key` header, which it then sends unchanged on every attempt, or the failure proves that nothing
-///   was sent (``CourierError/isKnownUnsent``: a refused connection, no route, a connect timeout), as OkHttp and
+///   was sent (``CourierError/isKnownUnsent``: a refused connection, no route, a connect timeout on AsyncHTTPClient), as OkHttp and
 ///   urllib3 retry a failed connection for any method;
 /// - a `Retry-After` (seconds, or an HTTP date relative to the response's `Date`) is honoured: never retry earlier;
 ///   a value above ``maxRetryAfter`` fails the call at once with the value in the error (the status check's

@@ -38,14 +38,16 @@ extension URLSessionTransport {
             return CancellationError()
         case .timedOut:
             return failure(.idleTimeout, "no byte arrived within URLSession's request timeout (idle timeout)")
-        // No connection was made for these: nothing of the request was sent.
+        // No connection was made for these: nothing of the request was sent (unless URLSession resent it itself,
+        // which `ResponseTask` accounts for).
         case .cannotConnectToHost:
             return failure(
                 .connectionRefused, "the server refused the connection (nothing listens on the port)", unsent: true)
         case .cannotFindHost, .dnsLookupFailed:
             return failure(.hostNotFound, "the host name could not be resolved", unsent: true)
         case .notConnectedToInternet:
-            return failure(.notConnectedToInternet, "the device is not connected to a network", unsent: true)
+            // Not marked unsent: CFNetwork may report it for a request in flight when the network goes away.
+            return failure(.notConnectedToInternet, "the device is not connected to a network")
         case .secureConnectionFailed:
             #if canImport(FoundationNetworking)
                 return failure(.untrustedCertificate, "the server's certificate is not trusted")

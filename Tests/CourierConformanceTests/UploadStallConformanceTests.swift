@@ -1,4 +1,5 @@
 import Courier
+import CourierTestServer
 import Foundation
 import HTTPTypes
 import Testing
@@ -74,6 +75,23 @@ extension Conformance {
             // At the idle timeout after the last chunk was taken (1 s), late only by the machine's scheduling.
             #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(5), "took \(elapsed)")
             print("conformance: \(transport.name) · upload to a server that stops reading: \(failure) in \(elapsed)")
+        }
+
+        @Test("a file body goes with its Content-Length, not chunked, on every transport", arguments: TransportKind.all)
+        func fileBodyHasLength(transport: TransportKind) async throws {
+            let size = 256 * 1024 + 5
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-length-\(UUID())")
+            try Data(repeating: 0x63, count: size).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            try await withTestServer { server in
+                server.register("POST", "/upload") { request in
+                    let length = request.header("Content-Length") ?? "none"
+                    return .text("\(length) \(request.header("Transfer-Encoding") ?? "none")")
+                }
+                let client = Client(server: Server(baseURL: server.baseURL), transport: transport.make())
+                let answer = try await client.send(Upload(upload: .file(file)))
+                #expect(String(decoding: answer, as: UTF8.self) == "\(size) none")
+            }
         }
 
         @Test(

@@ -333,6 +333,10 @@ final class ResponseTask: Sendable {
             waiter.resume(returning: chunk)
         case .pause:
             pauseDelivery()
+            // The reader may have drained the buffer and resumed delivery between this lock and the pause (it runs
+            // on another thread): its resume came first, and the pause would hold the transfer for good. Resuming
+            // again is harmless (both calls set a flag).
+            if !state.withLock({ $0.isPaused }) { resumeDelivery() }
         case .unread(let count):
             fail(
                 CourierError(
@@ -538,8 +542,8 @@ final class ResponseTask: Sendable {
         #if canImport(FoundationNetworking)
             lane.deliveryQueue.pause(delivery)
         #else
-            // Darwin's suspend() pauses reading without restarting the transfer and does not block; called in
-            // order, directly, so a resume can never overtake its suspend.
+            // Darwin's suspend() pauses reading without restarting the transfer and does not block. A resume can
+            // overtake it (the reader's thread is another): the caller checks again afterwards.
             state.withLock { $0.task }?.suspend()
         #endif
     }

@@ -101,9 +101,10 @@ public final class URLSessionTransport: Transport {
     /// Creates a transport with its own `URLSession`s.
     ///
     /// - Parameters:
-    ///   - configuration: The sessions' configuration. The transport copies it (later changes have no effect) and
-    ///     sets its `timeoutIntervalForRequest` a little above `idleTimeout`, as a backstop: the transport's own
-    ///     timers fire first, with their own codes.
+    ///   - configuration: The sessions' configuration. The transport copies it (later changes have no effect),
+    ///     sets its `timeoutIntervalForRequest` a little above `idleTimeout`, as a backstop (the transport's own
+    ///     timers fire first, with their own codes), and turns off URLSession's cookies, cache and credential
+    ///     storage, which Courier's `CookieJar`, `HTTPCache` and authentication replace.
     ///   - connectTimeout: How long establishing a connection may take. Default: 10 s. URLSession reports no
     ///     "connected" event, so when no sign of a connection (a response head, request body bytes sent) came
     ///     within this time, the transport makes one plain TCP connect to the server: if that fails too, the call
@@ -166,6 +167,15 @@ public final class URLSessionTransport: Transport {
         )
         let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         configuration.timeoutIntervalForRequest = Self.backstop(idleTimeout)
+        // Courier keeps the cookies (`CookieJar`), the cache (`HTTPCache`) and the credentials: URLSession's own, as in
+        // `.default`, would send stored cookies behind Courier's back (corelibs-foundation ignores the request's
+        // `httpShouldHandleCookies`) and answer from a cache Courier does not know.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCache = nil
+        configuration.urlCredentialStorage = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         self.lanes = LanePool(
             configuration: configuration,
             maxLanes: maxConcurrentRequests,

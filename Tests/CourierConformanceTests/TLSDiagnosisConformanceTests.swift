@@ -73,6 +73,13 @@ extension Conformance {
                 let leaf = try expired(lab)
                 return (leaf.chainDER, leaf.privateKeyPEM)
             },
+            // A chain longer than the diagnosis follows (swift-certificates tries every path through it, unbounded):
+            // the same expired leaf, with five more certificates, is not diagnosed.
+            Case("expired leaf from the trusted CA in a chain of 7", .untrustedCertificate) { lab, _ in
+                let leaf = try expired(lab)
+                let padding = try (1...5).map { try TestCertificateAuthority(name: "Courier Padding \($0)") }
+                return (leaf.chainDER + padding.map(\.serverCertificate.certificateDER), leaf.privateKeyPEM)
+            },
             // (c) Pinned to the lab's root, with chains that lead there but fail for another reason.
             Case("pinned root: expired leaf that leads to it", pinned: true, .certificateExpired) { lab, _ in
                 let leaf = try expired(lab)

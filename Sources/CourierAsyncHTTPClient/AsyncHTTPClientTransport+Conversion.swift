@@ -31,7 +31,7 @@
             }
             ahcRequest.headers = headers
             if let body = request.body {
-                if let bytes = body.bufferedBytes, bytes.count <= wholeBodyLimit {
+                if let bytes = body.bufferedBytes, !sendsInChunks(body) {
                     ahcRequest.body = .bytes(ByteBuffer(bytes: bytes))
                 } else if let bytes = body.bufferedBytes {
                     // AsyncHTTPClient writes a `.bytes` body in one piece and starts its idle (read) timer as soon as
@@ -53,6 +53,11 @@
                 }
             }
             return ahcRequest
+        }
+
+        /// Whether AsyncHTTPClient takes `body` in chunks: a stream, or an in-memory body above ``wholeBodyLimit``.
+        static func sendsInChunks(_ body: MessageBody) -> Bool {
+            body.bufferedBytes.map { $0.count > wholeBodyLimit } ?? true
         }
 
         /// The largest in-memory body sent in one piece; a larger one goes in slices of ``uploadSliceSize``.

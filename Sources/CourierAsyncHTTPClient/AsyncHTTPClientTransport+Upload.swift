@@ -61,12 +61,9 @@
     }
 
     extension AsyncHTTPClientTransport {
-        /// Whether `request`'s body needs an ``UploadWatch``: one AsyncHTTPClient takes in chunks (a stream, or an
-        /// in-memory body above ``wholeBodyLimit``), with an idle timeout to hold it to.
-        static func needsUploadWatch(_ request: OutgoingRequest, idle: Duration?) -> Bool {
-            guard idle != nil, let body = request.body else { return false }
-            guard let bytes = body.bufferedBytes else { return true }
-            return bytes.count > wholeBodyLimit
+        /// Whether `request`'s body needs an ``UploadWatch``: one AsyncHTTPClient takes in chunks.
+        static func needsUploadWatch(_ request: OutgoingRequest) -> Bool {
+            request.body.map(sendsInChunks) ?? false
         }
 
         /// Runs `execute` while `watch` looks for a stalled upload; a stall fails the call with

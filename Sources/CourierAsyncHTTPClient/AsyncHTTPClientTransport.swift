@@ -300,7 +300,7 @@
             while true {
                 let response: HTTPClientResponse
                 do {
-                    if let idle = timeouts.idle, Self.needsUploadWatch(request, idle: idle) {
+                    if let idle = timeouts.idle, Self.needsUploadWatch(request) {
                         response = try await executeWatchingUpload(request, route: route, context: context, idle: idle)
                     } else {
                         response = try await route.client.execute(

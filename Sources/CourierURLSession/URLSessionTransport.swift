@@ -89,13 +89,21 @@ public final class URLSessionTransport: Transport {
     /// them behind Courier's back.
     public static func defaultConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
+        withoutOwnStores(configuration)
+        return configuration
+    }
+
+    /// Turns off `configuration`'s cookies, cache and credential storage, which Courier's `CookieJar`, `HTTPCache`
+    /// and authentication replace: URLSession's own would send stored cookies behind Courier's back
+    /// (corelibs-foundation ignores the request's `httpShouldHandleCookies`) and answer from a cache Courier does
+    /// not know.
+    private static func withoutOwnStores(_ configuration: URLSessionConfiguration) {
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
         configuration.urlCache = nil
         configuration.urlCredentialStorage = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return configuration
     }
 
     /// Creates a transport with its own `URLSession`s.
@@ -167,15 +175,7 @@ public final class URLSessionTransport: Transport {
         )
         let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         configuration.timeoutIntervalForRequest = Self.backstop(idleTimeout)
-        // Courier keeps the cookies (`CookieJar`), the cache (`HTTPCache`) and the credentials: URLSession's own, as in
-        // `.default`, would send stored cookies behind Courier's back (corelibs-foundation ignores the request's
-        // `httpShouldHandleCookies`) and answer from a cache Courier does not know.
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.urlCache = nil
-        configuration.urlCredentialStorage = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        Self.withoutOwnStores(configuration)  // a configuration of yours too, such as `.default`
         self.lanes = LanePool(
             configuration: configuration,
             maxLanes: maxConcurrentRequests,

@@ -110,9 +110,9 @@ public struct RetryDecision: Decision, TransportFailureDecision {
         let reason =
             "asks to retry after \(Self.seconds(asked)), longer than the \(Self.seconds(policy.maxRetryAfter)) this "
             + "client waits"
-        let later = context.decisions.dropFirst(context.index + 1)
-        for case let check as any StatusFailureDescribing in later {
-            guard var failure = check.failure(for: response, context: context) else { break }
+        let check = context.decisions.dropFirst(context.index + 1).lazy
+            .compactMap { $0 as? any StatusFailureDescribing }.first
+        if var failure = check?.failure(for: response, context: context) {
             failure.message = (failure.message ?? "the server answered \(response.status.code)") + ", and " + reason
             return failure
         }

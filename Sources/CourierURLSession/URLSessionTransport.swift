@@ -249,9 +249,7 @@ public final class URLSessionTransport: Transport {
                 uploadProgress = body.progressReport
             } else {
                 #if canImport(FoundationNetworking)
-                    // A file body goes from its file (below), with its Content-Length: through the pipe it went
-                    // chunked, which a server that requires a length (a presigned PUT) refuses with 411.
-                    if streamedUploads == .pipe, body.unobserved.fileURL == nil {
+                    if streamedUploads == .pipe {
                         // libcurl sends a body stream chunked; a Content-Length next to it would make the request
                         // framing ambiguous (RFC 9112 §6.3), so the stream goes without one.
                         urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")

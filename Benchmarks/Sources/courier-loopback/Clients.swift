@@ -3,6 +3,7 @@ import Courier
 import CourierAsyncHTTPClient
 import CourierURLSession
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOFoundationCompat
 
@@ -27,6 +28,12 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     /// request, where `raw-ahc`'s long-lived worker tasks reuse theirs: `courier-ahc / raw-ahc-task` leaves out what
     /// the task per call and the idle timer cost.
     case rawAHCTask = "raw-ahc-task"
+    /// ``CourierAsyncHTTPClient/AsyncHTTPClientTransport`` alone, without Courier's pipeline: a request built once,
+    /// handed to the transport's `send` with a default context, its body collected (and decoded with `JSONDecoder`).
+    /// `courier-transport / raw-ahc-idle` is what the transport's conversions cost (both have the idle timer),
+    /// `courier-ahc / courier-transport` what the pipeline around it costs (adapters, validation, decisions, parse,
+    /// call record, task per call).
+    case courierTransport = "courier-transport"
     /// Courier's full default pipeline on ``CourierURLSession/URLSessionTransport``.
     case courierURLSession = "courier-urlsession"
     /// An ephemeral `URLSession`, `dataTask` with a completion handler wrapped in a continuation.
@@ -45,7 +52,7 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
         case .openapiCourier: .openapiAHC
         case .courierAHC, .openapiAHC: .rawAHC
         case .courierURLSession: .rawURLSession
-        case .rawAHC, .rawAHCIdle, .rawAHCTask, .rawURLSession: nil
+        case .rawAHC, .rawAHCIdle, .rawAHCTask, .courierTransport, .rawURLSession: nil
         }
     }
 }
@@ -115,6 +122,30 @@ struct CourierLoopbackClient: LoopbackClient {
             _ = try await client.send(TinyDecodedRequest())
         } else {
             _ = try await client.send(TinyDataRequest())
+        }
+    }
+
+    func shutdown() async {}
+}
+
+/// Courier's AsyncHTTPClient transport driven directly (`courier-transport`): no adapters, no validation, no
+/// decisions, no call record; the request is built once, as the pipeline would hand it over.
+struct TransportLoopbackClient: LoopbackClient {
+    let transport: AsyncHTTPClientTransport
+    let request: OutgoingRequest
+    let decoder = JSONDecoder()
+
+    init(url: URL, connections: Int) {
+        transport = AsyncHTTPClientTransport(configuration: .init(maxConnectionsPerHost: connections))
+        request = OutgoingRequest(head: HTTPRequest(method: .get, url: url))
+    }
+
+    func fetch(decode: Bool) async throws {
+        let response = try await transport.send(request, context: TransportContext())
+        let body = try await response.body.collect(upTo: Client.Configuration.defaultMaxResponseBodySize)
+        guard response.head.status == .ok else { throw LoopbackError.unexpectedStatus(response.head.status.code) }
+        if decode {
+            _ = try decoder.decode(TinyPayload.self, from: body)
         }
     }
 
@@ -246,6 +277,8 @@ func makeClient(_ kind: ClientKind, endpoint: ServerHost.Endpoint, connections: 
         return RawAHCLoopbackClient(
             url: tinyURL, connections: connections, tls: try endpoint.clientTLS(), readTimeout: .seconds(60),
             taskPerRequest: kind == .rawAHCTask)
+    case .courierTransport:
+        return TransportLoopbackClient(url: tinyURL, connections: connections)
     case .courierURLSession:
         return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: URLSessionTransport()))
     case .rawURLSession:

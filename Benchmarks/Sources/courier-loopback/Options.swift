@@ -70,11 +70,12 @@ struct Options: Sendable {
           --slices N          turns per client within a cell: the clients alternate in slices of
                               seconds/N, so a change in the machine's speed reaches them alike (default 6)
           --concurrency A,B   concurrency levels (default 1,64)
-          --clients LIST      any of courier-ahc,raw-ahc,raw-ahc-idle,raw-ahc-task,courier-urlsession,
-                              raw-urlsession,openapi-ahc,openapi-courier (default all); raw-ahc-idle is
-                              raw-ahc with the 60 s read timeout Courier's transport sets by default, and
-                              raw-ahc-task is that with each request in a child task of its own, as Courier
-                              runs each call
+          --clients LIST      any of courier-ahc,raw-ahc,raw-ahc-idle,raw-ahc-task,courier-transport,
+                              courier-urlsession,raw-urlsession,openapi-ahc,openapi-courier (default all);
+                              raw-ahc-idle is raw-ahc with the 60 s read timeout Courier's transport sets by
+                              default, raw-ahc-task is that with each request in a child task of its own, as
+                              Courier runs each call, and courier-transport is Courier's AsyncHTTPClient
+                              transport driven directly, without the pipeline
           --protocols LIST    any of http,https,h2 (default http): plain HTTP/1.1, HTTP/1.1 over TLS, HTTP/2
                               over TLS (ALPN), each against its own embedded server, interleaved in each round;
                               the URLSession clients are measured over http only (no custom CA on Linux)

@@ -117,7 +117,9 @@ enum Report {
     /// Each client / its raw transport (Courier-AHC, OpenAPI-AHC and Courier-URLSession), then Courier-AHC /
     /// OpenAPI-AHC, Courier-AHC / raw-ahc-idle (raw AHC with Courier's idle timeout) and Courier-AHC / raw-ahc-task
     /// (that, with a task per request, as Courier's calls have), and what those two features cost raw AHC itself
-    /// (raw-ahc-idle / raw-ahc, raw-ahc-task / raw-ahc-idle), cell by cell, per protocol:
+    /// (raw-ahc-idle / raw-ahc, raw-ahc-task / raw-ahc-idle), and the two halves of Courier-AHC's cost: its transport
+    /// alone over raw AHC (courier-transport / raw-ahc-idle) and its pipeline over its transport (courier-ahc /
+    /// courier-transport), cell by cell, per protocol:
     /// each ratio per round (both clients of a pair measured in the same round), then the median of those rounds.
     private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
         let protocolColumn = showsProtocol(options)
@@ -136,7 +138,8 @@ enum Report {
             + [
                 (ClientKind.courierAHC, ClientKind.openapiAHC), (ClientKind.courierAHC, ClientKind.rawAHCIdle),
                 (ClientKind.courierAHC, ClientKind.rawAHCTask), (ClientKind.rawAHCIdle, ClientKind.rawAHC),
-                (ClientKind.rawAHCTask, ClientKind.rawAHCIdle),
+                (ClientKind.rawAHCTask, ClientKind.rawAHCIdle), (ClientKind.courierTransport, ClientKind.rawAHCIdle),
+                (ClientKind.courierAHC, ClientKind.courierTransport),
             ]
         for wire in options.protocols {
             for (kind, baseline) in pairs {

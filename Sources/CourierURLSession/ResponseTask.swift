@@ -54,6 +54,8 @@ final class ResponseTask: Sendable {
         var startedAt = ContinuousClock.now
         /// Whether the connection is known to be up (a head, body bytes sent, or a successful probe).
         var isConnected = false
+        /// Whether a connect probe was started: the connect timeout then waits for its answer.
+        var isProbing = false
         /// The upload progress reported so far (never more than the body's length, never going back).
         var reportedSent: Int64 = 0
     }
@@ -465,8 +467,9 @@ final class ResponseTask: Sendable {
     enum Alarm {
         case sleep(until: ContinuousClock.Instant)
         case fire(CourierError)
-        /// The connect timeout passed without a sign of a connection: find out whether the server is reachable.
-        case probe(host: String, port: Int, timeout: Duration)
+        /// The connect timeout passed without a sign of a connection: find out whether the server is reachable,
+        /// and check the other timers again at `recheck` meanwhile.
+        case probe(host: String, port: Int, timeout: Duration, recheck: ContinuousClock.Instant)
     }
 
     /// What the ``Watchdog`` does next: check again at an instant, fire a timer, probe the connection, or stop
@@ -498,7 +501,7 @@ final class ResponseTask: Sendable {
                 }
                 wake = min(wake, idleDue)
             }
-            if !state.isConnected {
+            if !state.isConnected, !state.isProbing {
                 let connectDue = state.startedAt + limits.connectTimeout
                 if now >= connectDue {
                     guard let target = url.flatMap(ConnectProbe.target(for:)) else {
@@ -511,7 +514,8 @@ final class ResponseTask: Sendable {
                         )
                     }
                     let probeTimeout = min(.seconds(1), max(.milliseconds(50), limits.connectTimeout / 10))
-                    return .probe(host: target.host, port: target.port, timeout: probeTimeout)
+                    state.isProbing = true
+                    return .probe(host: target.host, port: target.port, timeout: probeTimeout, recheck: wake)
                 }
                 wake = min(wake, connectDue)
             }

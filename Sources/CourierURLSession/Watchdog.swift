@@ -29,8 +29,15 @@ final class Watchdog: Sendable {
     }
 
     private let state: LockedBox<State>
+    /// Tries a TCP connection to a host and port within a timeout (``ConnectProbe/canConnect(host:port:timeout:)``;
+    /// tests give one of their own).
+    private let probe: @Sendable (_ host: String, _ port: Int, _ timeout: Duration) async -> Bool
 
-    init() {
+    init(
+        probe: @escaping @Sendable (_ host: String, _ port: Int, _ timeout: Duration) async -> Bool =
+            ConnectProbe.canConnect
+    ) {
+        self.probe = probe
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Courier.URLSessionTransport.timers"))
         state = LockedBox(State(timer: timer))
         state.withLock { state in
@@ -65,11 +72,14 @@ final class Watchdog: Sendable {
         case .fire(let error):
             // `fail` removes the entry.
             task.fail(error)
-        case .probe(let host, let port, let timeout):
-            // Not watched while the probe runs: the probe's own timeout bounds it, and its answer decides.
-            remove(task)
+        case .probe(let host, let port, let timeout, let recheck):
+            // Still watched while the probe runs, for the deadline and the idle timeout: the probe's name lookup
+            // has no bound of its own (`getaddrinfo` waits for a slow resolver as long as it takes), and the call's
+            // deadline must not wait for it. The connect timeout waits for the probe's answer.
+            schedule(task, at: recheck, now: now)
+            let probe = probe
             Task { [weak self, weak task] in
-                let reachable = await ConnectProbe.canConnect(host: host, port: port, timeout: timeout)
+                let reachable = await probe(host, port, timeout)
                 guard let task else { return }
                 if reachable {
                     task.markConnected()

@@ -1,6 +1,7 @@
 import CourierCore
 import Foundation
 import HTTPTypes
+import Synchronization
 import Testing
 
 @testable import CourierURLSession
@@ -104,6 +105,37 @@ import Testing
             task.didComplete(error: nil)
             let chunk = try await task.nextChunk()
             #expect(chunk.map { String(decoding: $0, as: UTF8.self) } == "hello")
+        }
+
+        /// The connect timeout passed without a head, and the watchdog's probe hangs (its name lookup waits for a
+        /// slow resolver, which nothing bounds). The call's deadline still fires on time, not when the probe ends.
+        @Test("the deadline fires while a connect probe hangs")
+        func deadlineDuringProbe() async throws {
+            let lane = SessionLane(configuration: .ephemeral)
+            defer { lane.invalidate() }
+            let probes = Mutex(0)
+            let watchdog = Watchdog { _, _, _ in
+                probes.withLock { $0 += 1 }
+                // A resolver that takes 10 s: the stand-in for a slow DNS server, not a synchronisation.
+                try? await Task.sleep(for: .seconds(10))
+                return false
+            }
+            let limits = ResponseTask.Limits(
+                maxDecompressedBytes: 1 << 30, maxDecompressionRatio: 100, highWaterMark: 1 << 20,
+                maxUnreadBytes: 1 << 20, connectTimeout: .milliseconds(1), idleTimeout: nil)
+            let url = try #require(URL(string: "http://127.0.0.1:9/body"))
+            let start = ContinuousClock.now
+            let task = ResponseTask(
+                method: .get, url: url, limits: limits, deadline: start + .milliseconds(400), lane: lane,
+                watchdog: watchdog, cancelUpload: nil)
+            task.startTimers()
+            let error = await #expect(throws: CourierError.self) { _ = try await task.nextChunk() }
+            let elapsed = ContinuousClock.now - start
+            #expect(error?.code == .timedOut, "got \(String(describing: error))")
+            #expect(probes.withLock { $0 } == 1, "the connect timeout probes once")
+            // 0.4 s when the deadline is watched during the probe; 10 s (and connectTimeout) when it waits for the
+            // probe. The margin is for a loaded CI machine.
+            #expect(elapsed < .seconds(5), "the deadline fired after \(elapsed)")
         }
 
         @Test("before a head, a failed probe fails the request with connectTimeout")

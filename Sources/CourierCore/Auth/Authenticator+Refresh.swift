@@ -65,6 +65,17 @@ extension Authenticator {
         }
     }
 
+    /// Asks the refresher for `credential`'s successor, or the acquirer for a first credential when there is none.
+    private func renew(_ credential: Credential?) async throws -> Credential {
+        if let credential {
+            return try await refresher.refresh(credential)
+        }
+        if let acquirer = refresher as? any TokenAcquirer {
+            return try await acquirer.acquire()
+        }
+        throw Self.reauthentication("there is no credential to renew; sign in")
+    }
+
     /// Runs the refresh of flight `id`, saves its result, and resumes every waiter with it, in arrival order.
     private func run(flight id: Int, refreshing credential: Credential?) async {
         let result: Result<Credential, any Error>
@@ -73,12 +84,11 @@ extension Authenticator {
             let renewed: Credential
             if let credential, let stored = await renewedInStore(credential) {
                 renewed = stored
-            } else if let credential {
-                renewed = try await refresher.refresh(credential)
-            } else if let acquirer = refresher as? any TokenAcquirer {
-                renewed = try await acquirer.acquire()
             } else {
-                throw Self.reauthentication("there is no credential to renew; sign in")
+                // The refresher's requests stay out of `cancelAll()`'s reach (see `RequestRegistry.isExempt`).
+                renewed = try await RequestRegistry.$isExempt.withValue(true) {
+                    try await renew(credential)
+                }
             }
             result = await adopt(renewed, replacing: credential, requestedAt: started)
         } catch {

@@ -73,8 +73,17 @@ struct OAuth2TokenEndpoint: Sendable {
     }
 }
 
+/// A request whose response the client's own decisions must not see: of the client's decision chain only its
+/// redirect and retry decisions run, then the request's ``Request/decisions``.
+///
+/// A token request: a client's decisions are written for its API. A `.validateStatus(decoding: APIError.self)`
+/// added to the client turned the token endpoint's `400 invalid_grant` into `unacceptableStatus` before the token
+/// parser read it, so a dead grant looked transient (the session never ended, and every later 401 spent another
+/// refresh), and `invalid_client` was never `clientAuthenticationFailed`.
+protocol OwnDecisionChain {}
+
 /// A token request (RFC 6749 §3.2): a form POST that never carries the bearer credential and is never cached.
-struct OAuth2TokenRequest: Request, CredentialBody {
+struct OAuth2TokenRequest: Request, CredentialBody, OwnDecisionChain {
     typealias Response = OAuth2TokenResponse
     let path: String
     let server: Server?

@@ -225,7 +225,10 @@ public struct Client: Sendable {
     /// - Returns: The request's ``Request/Response``.
     /// - Throws: ``CourierError`` describing what failed and where; `CancellationError` when cancelled.
     public func send<R: Request>(_ request: R, tags: Set<RequestTag>) async throws -> R.Response {
-        try await registry.run(tags: tags) { [self] in try await Pipeline(client: self, request: request).run() }
+        if RequestRegistry.isExempt {
+            return try await Pipeline(client: self, request: request).run()
+        }
+        return try await registry.run(tags: tags) { [self] in try await Pipeline(client: self, request: request).run() }
     }
 
     /// Sends `request` and calls `completion` with the result; returns a handle that cancels the call.

@@ -504,6 +504,11 @@ struct Pipeline<R: Request>: Sendable {
         // The default array holds no retry decision: most requests keep it, and skip the dynamic casts (issue #17).
         let isDefault = Self.isDefault(requestDecisions)
         var clientDecisions = client.configuration.decisions
+        if !isDefault, request is any OwnDecisionChain {
+            // Only the client's redirect and retry decisions: the others are written for the client's API.
+            return client.decisionsWithRetry.filter { $0 is RedirectDecision || $0 is RetryDecision }
+                + requestDecisions
+        }
         if !isDefault, requestDecisions.contains(where: { $0 is RetryDecision }) {
             clientDecisions.removeAll { $0 is RetryDecision }
             return clientDecisions + requestDecisions

@@ -51,6 +51,9 @@ extension Client {
     ///
     /// Calls started after this returns are not affected. Each cancelled call throws `CancellationError`.
     ///
+    /// A token refresh in flight is not cancelled: it runs for every call that waits for it, and its response may
+    /// hold the only copy of a rotated refresh token. The calls waiting for it are cancelled as usual.
+    ///
     /// A call whose response is a ``LiveResponse`` ends when its head arrives: the body is read in the caller's task,
     /// which ends it by cancelling that task. This does not reach a body being read. An event stream
     /// (``events(_:lastEventID:limits:reconnect:tags:)``) is registered for its whole life, and ends with

@@ -87,6 +87,15 @@ final class RequestRegistry: Sendable {
 
     init() {}
 
+    /// Whether the calls of the current task stay out of every registry: ``Client/cancelAll()`` and
+    /// ``Client/cancelAll(tagged:)`` do not reach them, only their task's own cancellation does.
+    ///
+    /// Set for a token refresh (`Authenticator`). It runs in a task of its own on behalf of every call that waits
+    /// for it, and a rotated refresh token exists only in its response: cancelled with the calls in flight, the
+    /// refresh failed every waiter (also calls that joined it after `cancelAll()` returned), and a refresh token
+    /// the server had already rotated was lost, so the next refresh sent the old one and ended the session.
+    @TaskLocal static var isExempt = false
+
     /// The number of calls in flight.
     var count: Int { state.withLock { $0.count } }
 

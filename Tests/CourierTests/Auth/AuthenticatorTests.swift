@@ -162,7 +162,64 @@ struct AuthenticatorTests {
         #expect(events == [.refreshed(version: 8), .sessionEnded(.signedOut)])
     }
 
+    // MARK: - Cancellation of the calls in flight
+
+    /// `cancelAll()` while the token request is on its way: the calls in flight end, but the refresh, which runs for
+    /// every waiter, goes on. Its response (here the only copy of the rotated refresh token) is kept, and the next call
+    /// uses the new token without another token request.
+    @Test("cancelAll() during a token refresh cancels the calls but not the refresh: the rotated token is kept")
+    func cancelAllLeavesTheRefresh() async throws {
+        let harness = try await F.harness()
+        let gate = F.Gate()
+        harness.mock.stub(.post, F.tokenPath) { _ in
+            await gate.pass()
+            return .json(raw: #"{"access_token":"access-2","token_type":"bearer","refresh_token":"refresh-2"}"#)
+        }
+        F.stubAPI(harness.mock, accepting: { "access-2" })
+
+        let first = Task { try await harness.client.send(Probe()) }
+        await gate.waitForArrivals(1)
+        #expect(harness.client.cancelAll() >= 1)
+        await #expect(throws: CancellationError.self) { _ = try await first.value }
+        await gate.open()
+
+        // Joins the refresh still in flight (or finds its result): no second token request.
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.count == 1)
+        #expect(try await harness.authenticator.currentCredential()?.refreshToken == "refresh-2")
+    }
+
     // MARK: - Row 33: failures of the token endpoint
+
+    /// A client whose own decisions turn every error status into its API's error: the token endpoint's answers
+    /// still reach the token parser, so `invalid_grant` ends the session and `invalid_client` says so.
+    @Test(
+        "the client's own decisions do not see the token endpoint's answer",
+        arguments: [
+            ("invalid_grant", CourierError.Code.reauthenticationRequired),
+            ("invalid_client", .clientAuthenticationFailed),
+        ])
+    func clientDecisionsSkipTheTokenResponse(tokenError: String, code: CourierError.Code) async throws {
+        let deferred = F.DeferredRefresher()
+        let authenticator = Authenticator(refresher: deferred, now: { F.start })
+        let (client, mock) = Fixtures.client { configuration in
+            configuration.decisions.append(.validateStatus())
+            configuration.authenticate(with: authenticator)
+        }
+        deferred.set(OAuth2RefreshTokenRefresher(client: client, path: F.tokenPath, clientID: "app", now: { F.start }))
+        try await authenticator.signIn(F.signedIn())
+        mock.stub(.post, F.tokenPath, with: .json(raw: #"{"error":"\#(tokenError)"}"#, status: 400))
+        F.stubAPI(mock, accepting: { "never" })
+
+        let error = await expectCourierError { try await client.send(Probe()) }
+
+        #expect(error?.code == code)
+        if code == .reauthenticationRequired {
+            // A dead grant ends the session: its credential is gone.
+            let ended = await expectCourierError { try await authenticator.currentCredential() }
+            #expect(ended?.code == .reauthenticationRequired)
+        }
+    }
 
     @Test("row 33: invalid_grant fails every waiter with reauthenticationRequired, ends the session, no loop")
     func invalidGrantEndsTheSession() async throws {

@@ -197,6 +197,8 @@ extension Authenticator {
         if case .active(let current) = session, current.version == credential?.version {
             session = .ended
             rejectedVersion = nil
+            // As a sign-out: an `HTTPCache` following this authenticator drops the ended session's entries.
+            signatures.removeAll()
             eventSink.yield(.sessionEnded(.reauthenticationRequired))
             try? await inStoreOrder { [store] in try await store.clear() }
         }

@@ -191,6 +191,30 @@ struct AuthenticatorTests {
 
     // MARK: - Row 33: failures of the token endpoint
 
+    /// A dead grant ends the session as a sign-out does: the ended user's private responses leave the HTTP cache
+    /// (a server-side "sign out everywhere"), and a relaunch, which finds the store empty, would not purge them.
+    @Test("a dead grant (invalid_grant) purges the ended session's entries from the HTTP cache")
+    func deadGrantPurgesTheCache() async throws {
+        let cache = HTTPCache.memory()
+        let deferred = F.DeferredRefresher()
+        let authenticator = Authenticator(refresher: deferred, now: { F.start })
+        let (client, mock) = Fixtures.client { configuration in
+            configuration.cache = cache
+            configuration.authenticate(with: authenticator)
+        }
+        deferred.set(OAuth2RefreshTokenRefresher(client: client, path: F.tokenPath, clientID: "app", now: { F.start }))
+        try await authenticator.signIn(F.signedIn())
+        mock.stub(.post, F.tokenPath, with: .json(raw: #"{"error":"invalid_grant"}"#, status: 400))
+        mock.stub(.get, "/page", with: .text("private page", headerFields: [.cacheControl: "private, max-age=600"]))
+        _ = try await client.send(Probe(path: "/page"))
+        #expect(cache.count == 1)
+
+        let error = await expectCourierError { try await authenticator.refresh(rejected: 1) }
+
+        #expect(error?.code == .reauthenticationRequired)
+        #expect(cache.count == 0, "the ended session's entry is gone")
+    }
+
     /// A client whose own decisions turn every error status into its API's error: the token endpoint's answers
     /// still reach the token parser, so `invalid_grant` ends the session and `invalid_client` says so.
     @Test(

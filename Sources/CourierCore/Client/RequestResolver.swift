@@ -49,7 +49,11 @@ enum RequestResolver {
     /// The request head for `path` on a resolved base.
     static func resolve(path: String, on base: Base) -> OutgoingRequest {
         var requestPath = PercentEncoding.encodePath(path)
-        if !requestPath.hasPrefix("/") { requestPath = "/" + requestPath }
+        // An empty path is the base URL itself (`https://example.com/graphql`, not `/graphql/`, which many routers
+        // answer with a 404 or a redirect); `"/"` asks for the slash.
+        if !requestPath.hasPrefix("/"), !(requestPath.isEmpty && !base.path.isEmpty) {
+            requestPath = "/" + requestPath
+        }
         let head = HTTPRequest(
             method: .get,
             scheme: base.scheme,

@@ -174,10 +174,14 @@ extension MultipartFormData {
 extension MultipartFormData.Part {
     /// The last path component of `filename`, with both `/` and `\` as separators.
     ///
-    /// `.` and `..` name directories, not files, so they become an empty filename.
+    /// `.` and `..` name directories, not files, so they become an empty filename. The separators are found among the
+    /// Unicode scalars, not the `Character`s: a combining mark after a `/` makes one `Character` of both
+    /// (`"../\u{301}x"`), which a search by `Character` did not split, and the server got the `../`.
     static func sanitizedFilename(_ filename: String) -> String {
-        let last = filename.split(omittingEmptySubsequences: false) { $0 == "/" || $0 == "\\" }.last ?? ""
-        return last == "." || last == ".." ? "" : String(last)
+        let scalars = filename.unicodeScalars
+        let start = scalars.lastIndex { $0 == "/" || $0 == "\\" }.map(scalars.index(after:)) ?? scalars.startIndex
+        let last = String(scalars[start...])
+        return last == "." || last == ".." ? "" : last
     }
 
     /// The content type for `filename`'s extension (case-insensitive), or `application/octet-stream`.

@@ -62,7 +62,9 @@ public struct DownloadParser: StreamingResponseParser {
     ///   error reading the body; `CancellationError`.
     public func parse(_ head: HTTPResponse, body: MessageBody, context: ParseContext) async throws -> DownloadedFile {
         let directory = destination.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).part")
+        // Not named after the destination: a name of 213 to 255 bytes, which the file system takes, made a temporary
+        // name past its 255-byte limit, and the download failed before its first byte.
+        let temporary = directory.appendingPathComponent(".courier-\(UUID().uuidString).part")
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
             throw Self.fileError("could not create \(temporary.path)", nil)
         }

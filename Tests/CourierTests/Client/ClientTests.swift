@@ -129,6 +129,20 @@ struct ClientTests {
         #expect(try await client.send(Probe()) == "ok")
     }
 
+    @Test(
+        "an empty path is the base URL itself; a slash asks for the slash",
+        arguments: [
+            ("https://api.example.com/graphql", "", "/graphql"), ("https://api.example.com/graphql/", "", "/graphql"),
+            ("https://api.example.com/graphql", "/", "/graphql/"), ("https://api.example.com", "", "/"),
+            ("https://api.example.com/v2", "users", "/v2/users"),
+        ])
+    func emptyPath(baseURL: String, path: String, sent: String) async throws {
+        let (client, mock) = Fixtures.client(baseURL: try #require(URL(string: baseURL)))
+        mock.stub(nil, sent, with: .text("ok"))
+        #expect(try await client.send(Probe(path: path)) == "ok")
+        #expect(mock.recordedRequests.first?.head.path == sent)
+    }
+
     @Test("concurrent calls on one client do not mix up their responses")
     func concurrentCalls() async throws {
         let (client, mock) = Fixtures.client()

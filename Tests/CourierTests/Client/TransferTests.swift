@@ -73,19 +73,32 @@ struct TransferTests {
         #expect(try Data(contentsOf: destination) == payload)
     }
 
+    @Test("a destination name of 240 bytes, under the file system's 255, downloads")
+    func longDestinationName() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/file", with: MockResponse(body: Data([1, 2, 3])))
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent(
+            String(repeating: "\u{6587}", count: 80))  // 80 CJK characters, 3 bytes each
+        defer { try? FileManager.default.removeItem(at: destination) }
+
+        let file = try await client.send(Download(destination: destination))
+        #expect(file.byteCount == 3)
+        #expect(try Data(contentsOf: destination) == Data([1, 2, 3]))
+    }
+
     @Test("a failed download leaves no file behind, and a non-2xx still decodes as an error")
     func failedDownloadLeavesNothing() async throws {
         let (client, mock) = Fixtures.client()
         mock.stub(.get, "/file", with: .text("0123456789", fault: .resetMidBody(afterBytes: 4)))
-        let destination = Self.temporaryURL()
+        // In a directory of its own, where the temporary file is written too: nothing else is there.
+        let directory = Self.temporaryURL()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("file.bin")
         let error = await expectCourierError { try await client.send(Download(destination: destination)) }
         #expect(error?.code == .truncatedResponse)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
-        let leftovers = try FileManager.default.contentsOfDirectory(
-            atPath: destination.deletingLastPathComponent().path
-        )
-        .filter { $0.contains(destination.lastPathComponent) }
-        #expect(leftovers.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
 
         mock.stub(.get, "/file", with: .text("missing", status: 404))
         let notFound = await expectCourierError { try await client.send(Download(destination: destination)) }

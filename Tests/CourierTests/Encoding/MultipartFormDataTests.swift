@@ -97,6 +97,8 @@ struct MultipartFormDataTests {
         arguments: [
             ("../../etc/passwd", "passwd"), ("..\\..\\windows\\win.ini", "win.ini"), ("/abs/path/x.txt", "x.txt"),
             ("dir/sub\\mixed.csv", "mixed.csv"), ("plain.json", "plain.json"), ("..", ""), ("dir/", ""),
+            // A combining mark after the separator: one `Character` with it, but still a separator.
+            ("../\u{301}secret", "\u{301}secret"), ("..\\\u{301}secret", "\u{301}secret"),
         ]
     )
     func directoryStripping(filename: String, sent: String) async throws {

@@ -20,6 +20,11 @@ public struct CacheEntry: Sendable {
     /// When its response head arrived.
     public private(set) var responseTime: Date
     /// The request header values the response's `Vary` nominates (lowercase names; `nil` when absent).
+    ///
+    /// For a field that carries a credential (`Authorization`, `Proxy-Authorization`, `Cookie`, and the other
+    /// sensitive headers of the client's ``Redactor``), the value is not the credential but a hex HMAC-SHA256 of the
+    /// field under the store's ``CacheStore/partitionKey``: a response that says `Vary: Authorization, Cookie` (as
+    /// GitHub's API does) still tells one session from another, and no store keeps the token or cookie itself.
     public private(set) var vary: [String: String?]
 
     /// Derived from `headers` once, so a lookup parses no dates.
@@ -40,7 +45,7 @@ public struct CacheEntry: Sendable {
     ///   - body: The whole body.
     ///   - requestTime: When the request was sent.
     ///   - responseTime: When the response head arrived.
-    ///   - vary: The request header values the response's `Vary` nominates.
+    ///   - vary: The request header values the response's `Vary` nominates (digests for credentials, see ``vary``).
     public init(
         key: CacheKey,
         status: Int,
@@ -109,9 +114,12 @@ public struct CacheEntry: Sendable {
         return 0
     }
 
-    /// Whether a request with `fields` selects this entry: every header `Vary` nominates has the stored value.
-    func matches(_ fields: HTTPFields) -> Bool {
-        vary.allSatisfy { name, value in Self.joinedValue(of: name, in: fields) == value }
+    /// Whether a request with `fields` selects this entry: every header `Vary` nominates has the stored value, a
+    /// credential compared by its digest under `key` (see ``varyValue(of:in:credentials:key:)``).
+    func matches(_ fields: HTTPFields, credentials: Set<HTTPField.Name>, key: [UInt8]) -> Bool {
+        vary.allSatisfy { name, value in
+            Self.varyValue(of: name, in: fields, credentials: credentials, key: key) == value
+        }
     }
 
     /// Whether a `304 Not Modified` answering a revalidation of this entry identifies it for update (RFC 9111
@@ -153,11 +161,19 @@ public struct CacheEntry: Sendable {
             responseTime: responseTime, vary: vary)
     }
 
-    /// All values of the field `name` in `fields`, joined by `, `; `nil` when absent.
-    static func joinedValue(of name: String, in fields: HTTPFields) -> String? {
+    /// What an entry keeps of the request field `name` that `Vary` nominates: all its values in `fields`, joined by
+    /// `, `, or `nil` when absent. For a field that carries a credential (``CacheRules/credentialFields``, or one of
+    /// `credentials`: the client's sensitive headers), a digest of that under `key` instead, so the credential is
+    /// never stored (``CacheKey/digest(ofField:value:key:)``).
+    static func varyValue(
+        of name: String, in fields: HTTPFields, credentials: Set<HTTPField.Name>, key: [UInt8]
+    ) -> String? {
         guard let fieldName = HTTPField.Name(name) else { return nil }
         let values = fields[values: fieldName]
-        return values.isEmpty ? nil : values.joined(separator: ", ")
+        guard !values.isEmpty else { return nil }
+        let value = values.joined(separator: ", ")
+        guard CacheRules.credentialFields.contains(fieldName) || credentials.contains(fieldName) else { return value }
+        return CacheKey.digest(ofField: fieldName, value: value, key: key)
     }
 
     static func fields(_ headers: [(name: String, value: String)]) -> HTTPFields {

@@ -55,6 +55,14 @@ public struct CacheKey: Hashable, Sendable {
         return SHA256.hexString(SHA256.hmac(key: key, message: Array(lines.sorted().joined().utf8)))
     }
 
+    /// What an entry's ``CacheEntry/vary`` keeps of a credential field (`Vary: Authorization`, `Vary: Cookie`): an
+    /// HMAC of its name and `value` under the partition `key`, never the value, so that a request with the same
+    /// credential still selects the entry and nothing in a store gives the credential away. Its message starts with
+    /// `vary`, so it never equals a partition.
+    static func digest(ofField name: HTTPField.Name, value: String, key: [UInt8]) -> String {
+        SHA256.hexString(SHA256.hmac(key: key, message: Array("vary\n\(name.canonicalName): \(value)\n".utf8)))
+    }
+
     /// A new random partition key.
     static func randomPartitionKey() -> [UInt8] {
         var generator = SystemRandomNumberGenerator()

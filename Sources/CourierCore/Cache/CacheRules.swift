@@ -13,6 +13,10 @@ enum CacheRules {
         "proxy-authorization", "trailer",
     ]
 
+    /// Request fields that carry a credential whatever the client's ``Redactor`` says: an entry keeps only a digest
+    /// of them when `Vary` nominates them (``CacheEntry/vary``).
+    static let credentialFields: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie]
+
     /// The fields of `response` a cache stores (RFC 9111 §3.1): all but the hop-by-hop ones, those the
     /// `Connection` field names, and those a qualified `no-cache="…"` names (§5.2.2.4).
     static func storedFields(of response: HTTPResponse) -> [(name: String, value: String)] {

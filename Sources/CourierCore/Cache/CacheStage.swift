@@ -190,7 +190,10 @@ struct CacheStage: Sendable {
         }
         let stored =
             policy == .reloadIgnoringCache
-            ? nil : await cache.lookUp(key).flatMap { $0.matches(fields) ? $0 : nil }
+            ? nil
+            : await cache.lookUp(key).flatMap {
+                $0.matches(fields, credentials: credentialHeaders, key: cache.store.partitionKey) ? $0 : nil
+            }
         let now = cache.now()
         if let stored {
             let age = stored.age(at: now)
@@ -351,8 +354,14 @@ struct CacheStage: Sendable {
             }
             return response
         }
+        // A credential the response varies on is kept as a digest (CacheEntry.vary): never in a store in the clear.
+        let (credentials, partitionKey) = (credentialHeaders, cache.store.partitionKey)
         let vary = CacheRules.varyNames(response.head.headerFields).map {
-            ($0, CacheEntry.joinedValue(of: $0, in: request.head.headerFields))
+            (
+                $0,
+                CacheEntry.varyValue(
+                    of: $0, in: request.head.headerFields, credentials: credentials, key: partitionKey)
+            )
         }
         let entry = { @Sendable (body: Data) in
             CacheEntry(

@@ -25,8 +25,9 @@ import Foundation
 ///   owner only);
 /// - it deletes only files it could have written (an entry's name, or its temporary file's): another program's
 ///   files in the directory, such as an app's own Caches folder, are left alone;
-/// - credential partitions are an HMAC-SHA256 under a random 32-byte key kept in `.partition-key`, so neither a
-///   file name nor a file's head lets anyone guess a credential;
+/// - credential partitions, and the request credentials a `Vary` names (``CacheEntry/vary``), are an HMAC-SHA256
+///   under a random 32-byte key kept in `.partition-key`, so neither a file name nor a file's head lets anyone
+///   guess a credential;
 /// - one store per directory: an advisory `flock` on `.lock`, held while the store lives, makes a second store (in
 ///   this process or another) fail at once with a clear error instead of tearing entries.
 final class DiskCacheStore: LocalCacheStore {
@@ -53,8 +54,9 @@ final class DiskCacheStore: LocalCacheStore {
     }
 
     static let magic: [UInt8] = Array("CRCH".utf8)
-    /// 2: partitions are HMACs under the directory's key (1 used a plain SHA-256); older files are dropped.
-    static let version: UInt32 = 2
+    /// 2: partitions are HMACs under the directory's key (1 used a plain SHA-256); 3: so are the credentials a `Vary`
+    /// names (2 kept them in the clear). Older files are dropped when the store opens.
+    static let version: UInt32 = 3
     static let headerSize = 24
 
     let directory: URL

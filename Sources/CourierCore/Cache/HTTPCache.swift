@@ -28,12 +28,12 @@ public final class HTTPCache: Sendable {
         /// across launches. Corrupt or half-written entries are detected by length and CRC-32, and dropped.
         ///
         /// A directory the cache creates is owner-only (0700), and every file it writes 0600; credential
-        /// partitions are an HMAC under a random key kept in the directory, so file names and contents give no
-        /// credential away. The cache touches only its own files (`.lock`, `.partition-key`, `<SHA-256>.cache` and
-        /// their temporary files), so a shared directory such as an app's Caches keeps its other files; a
-        /// subdirectory of its own is still the tidier choice. One
-        /// process at a time: a second ``HTTPCache`` on the same directory, in this process or another, fails with
-        /// ``CourierError/Code/unsupported`` while the first is open (an advisory lock on `.lock`).
+        /// partitions, and the credentials a response's `Vary` names (`Authorization`, `Cookie`, …), are an HMAC
+        /// under a random key kept in the directory, so file names and contents give no credential away. The cache
+        /// touches only its own files (`.lock`, `.partition-key`, `<SHA-256>.cache` and their temporary files), so a
+        /// shared directory such as an app's Caches keeps its other files; a subdirectory of its own is still the
+        /// tidier choice. One process at a time: a second ``HTTPCache`` on the same directory, in this process or
+        /// another, fails with ``CourierError/Code/unsupported`` while the first is open (an advisory lock on `.lock`).
         case disk(directory: URL, byteLimit: Int)
     }
 

@@ -191,8 +191,12 @@ struct CacheStage: Sendable {
         let stored =
             policy == .reloadIgnoringCache
             ? nil
-            : await cache.lookUp(key).flatMap {
-                $0.matches(fields, credentials: credentialHeaders, key: cache.store.partitionKey) ? $0 : nil
+            : await cache.lookUp(key).flatMap { found -> CacheEntry? in
+                // An entry whose headers say no-store is never reused (RFC 9111 §3), whoever kept it.
+                guard !found.control.noStore,
+                    found.matches(fields, credentials: credentialHeaders, key: cache.store.partitionKey)
+                else { return nil }
+                return found
             }
         let now = cache.now()
         if let stored {
@@ -314,9 +318,10 @@ struct CacheStage: Sendable {
             context: context, requestTime: requestTime, generation: generation)
     }
 
-    /// Merges a 304, falls back to `stored` on a 5xx when allowed, or stores the response (a streamed one when its
-    /// reader reaches the end). A function of its own: its locals are not in ``fetch(_:stored:key:requestControl:cache:context:over:)``'s
-    /// frame while that waits for the network.
+    /// Merges a 304 (and keeps the merged entry when it may still be stored), falls back to `stored` on a 5xx when
+    /// allowed, or stores the response (a streamed one when its reader reaches the end). A function of its own: its
+    /// locals are not in ``fetch(_:stored:key:requestControl:cache:context:over:)``'s frame while that waits for the
+    /// network.
     @inline(never)
     private func store(
         _ response: TransportResponse,
@@ -335,7 +340,13 @@ struct CacheStage: Sendable {
             // Read the (empty) body to its end so the transport can reuse the connection.
             _ = try? await response.body.collect(upTo: context.maxResponseBodySize)
             let merged = stored.merging(response.head, requestTime: requestTime, responseTime: responseTime)
-            await cache.keep(merged, ifNoRemovalSince: generation)
+            // The merged head decides whether the entry may still be kept (RFC 9111 §3): a 304 that says no-store
+            // answers this call, and the entry goes.
+            if CacheRules.isStorable(merged.response, requestControl: requestControl) {
+                await cache.keep(merged, ifNoRemovalSince: generation)
+            } else {
+                await cache.discard(.key(key))
+            }
             return serve(merged, age: merged.age(at: responseTime), as: .revalidated)
         }
         if let stored, (500...504).contains(code),

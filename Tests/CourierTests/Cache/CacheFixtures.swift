@@ -54,6 +54,23 @@ enum CacheFixtures {
         var networkCount: Int { mock.recordedRequests.count }
     }
 
+    /// A store of one's own, in a dictionary: what the cache gives a store, as the store sees it.
+    final class OwnStore: CacheStore {
+        let partitionKey = [UInt8](repeating: 7, count: 32)
+        private let stored = Shared<[CacheKey: CacheEntry]>([:])
+
+        /// The entries stored.
+        var entries: [CacheEntry] { Array(stored.value.values) }
+
+        func entry(for key: CacheKey) async throws -> CacheEntry? { stored.value[key] }
+
+        func store(_ entry: CacheEntry) async throws { stored.update { $0[entry.key] = entry } }
+
+        func removeEntries(_ selection: CacheSelection) async throws {
+            stored.update { entries in entries = entries.filter { !selection.contains($0.key) } }
+        }
+    }
+
     /// A client with an in-memory (or the given) cache whose clock is `time`.
     /// The entry files in a disk cache's directory (not its `.lock` and `.partition-key`).
     static func entryFiles(in directory: URL) throws -> [String] {
@@ -96,6 +113,16 @@ enum CacheFixtures {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return formatter.string(from: date)
+    }
+
+    /// Runs `body` with a harness whose cache is in memory or, `onDisk`, in a fresh temporary directory (the second
+    /// argument), removed afterwards.
+    static func withHarness(onDisk: Bool, _ body: (Harness, URL) async throws -> Void) async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage: HTTPCache.Storage =
+            onDisk ? .disk(directory: directory, byteLimit: 1 << 20) : .memory(byteLimit: 1 << 20)
+        try await body(try harness(storage: storage), directory)
     }
 
     /// A fresh temporary directory for a disk cache.

@@ -62,32 +62,31 @@ struct CachePartitionTests {
         "Vary: Authorization, Cookie: the token and cookie are not written to disk; the same ones hit, another cookie misses",
         arguments: [false, true])
     func varyOnCredentials(onDisk: Bool) async throws {
-        let directory = CacheFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let harness = try CacheFixtures.harness(
-            storage: onDisk ? .disk(directory: directory, byteLimit: 1 << 20) : .memory(byteLimit: 1 << 20))
-        let responses = DecisionFixtures.Counter()
-        harness.mock.stub(
-            .get, "/page",
-            handler: { _ in .text("response \(responses.next())", headerFields: Self.variesOnCredentials) })
-        #expect(try await harness.send(Self.session("vary-secret-cookie")).cacheStatus?.outcome == .miss)
-        let again = try await harness.send(Self.session("vary-secret-cookie"))
-        #expect(again.value == "response 1" && again.cacheStatus?.outcome == .hit)
-        if onDisk {
-            #expect(try CacheFixtures.entryFiles(in: directory).count == 1)
-            for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-                let text = String(decoding: try Data(contentsOf: directory.appendingPathComponent(file)), as: UTF8.self)
-                let leaked = ["vary-secret-token", "vary-secret-cookie"].filter { text.contains($0) }
-                #expect(leaked.isEmpty, "\(file)")
+        try await CacheFixtures.withHarness(onDisk: onDisk) { harness, directory in
+            let responses = DecisionFixtures.Counter()
+            harness.mock.stub(
+                .get, "/page",
+                handler: { _ in .text("response \(responses.next())", headerFields: Self.variesOnCredentials) })
+            #expect(try await harness.send(Self.session("vary-secret-cookie")).cacheStatus?.outcome == .miss)
+            let again = try await harness.send(Self.session("vary-secret-cookie"))
+            #expect(again.value == "response 1" && again.cacheStatus?.outcome == .hit)
+            if onDisk {
+                #expect(try CacheFixtures.entryFiles(in: directory).count == 1)
+                for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+                    let bytes = try Data(contentsOf: directory.appendingPathComponent(file))
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    let leaked = ["vary-secret-token", "vary-secret-cookie"].filter { text.contains($0) }
+                    #expect(leaked.isEmpty, "\(file)")
+                }
             }
+            let other = try await harness.send(Self.session("other"))
+            #expect(other.value == "response 2" && other.cacheStatus?.outcome == .miss)
         }
-        let other = try await harness.send(Self.session("other"))
-        #expect(other.value == "response 2" && other.cacheStatus?.outcome == .miss)
     }
 
     @Test("Vary: a store of one's own is given digests of the credentials a Vary names, and the other values as sent")
     func varyGivesAStoreDigests() async throws {
-        let store = RecordingStore()
+        let store = CacheFixtures.OwnStore()
         let cache = HTTPCache(store: store, now: CacheFixtures.Time().closure)
         let (client, mock) = Fixtures.client { $0.cache = cache }
         mock.stub(.get, "/page", handler: { _ in .text("body", headerFields: Self.variesOnCredentials) })
@@ -104,23 +103,6 @@ struct CachePartitionTests {
         }
         let bytes = String(decoding: try #require(entry.serialized()), as: UTF8.self)
         #expect(!bytes.contains("vary-secret-token") && !bytes.contains("session="))
-    }
-
-    /// A store of one's own, in a dictionary: what the cache gives a store, as the store sees it.
-    private final class RecordingStore: CacheStore {
-        let partitionKey = [UInt8](repeating: 7, count: 32)
-        private let stored = CacheFixtures.Shared<[CacheKey: CacheEntry]>([:])
-
-        /// The entries stored.
-        var entries: [CacheEntry] { Array(stored.value.values) }
-
-        func entry(for key: CacheKey) async throws -> CacheEntry? { stored.value[key] }
-
-        func store(_ entry: CacheEntry) async throws { stored.update { $0[entry.key] = entry } }
-
-        func removeEntries(_ selection: CacheSelection) async throws {
-            stored.update { entries in entries = entries.filter { !selection.contains($0.key) } }
-        }
     }
 
     @Test("row 38: with an Authenticator, sign-out purges the user's entries; unsigned entries stay")

@@ -177,6 +177,67 @@ struct HTTPCacheTests {
     }
 
     @Test(
+        "row 37: a 304 that says no-store answers the call with the merged head, and the entry goes (RFC 9111 §3)",
+        arguments: [false, true])
+    func notModifiedWithNoStore(onDisk: Bool) async throws {
+        try await CacheFixtures.withHarness(onDisk: onDisk) { harness, directory in
+            let later = CacheFixtures.start + 20
+            harness.mock.stub(
+                .get, "/page",
+                with: [
+                    .text(
+                        "body-1", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=10", "ETag": "\"v1\""])),
+                    .status(
+                        304,
+                        headerFields: CacheFixtures.fields(
+                            ["Cache-Control": "no-store", "ETag": "\"v1\"", "X-Version": "2"], date: later)),
+                    .text("body-2", headerFields: CacheFixtures.fields(["Cache-Control": "no-store"], date: later)),
+                ])
+            _ = try await harness.send()
+            harness.time.advance(by: 20)
+            let version = CacheFixtures.Shared<String?>(nil)
+            let versionField = try #require(HTTPField.Name("X-Version"))
+            let peek = ClosureDecision(name: "peek") { response, _ in
+                version.update { $0 = response.head.headerFields[versionField] }
+                return .continue(with: response)
+            }
+            let revalidated = try await harness.send(Page(decisionList: [peek]))
+            #expect(revalidated.value == "body-1" && revalidated.cacheStatus?.outcome == .revalidated)
+            #expect(version.value == "2")
+            #expect(harness.cache.count == 0, "the entry a no-store 304 answered is still stored")
+            if onDisk { #expect(try CacheFixtures.entryFiles(in: directory).isEmpty) }
+
+            // Nothing left to revalidate: the next call is a plain request.
+            let next = try await harness.send()
+            #expect(next.value == "body-2" && next.cacheStatus?.outcome == .miss)
+            #expect(harness.mock.recordedRequests.last?.head.headerFields[.ifNoneMatch] == nil)
+        }
+    }
+
+    @Test(
+        "row 37: an entry whose stored head says no-store is never served, whatever the policy",
+        arguments: [CachePolicy.useProtocolRules, .returnCacheElseLoad])
+    func storedNoStoreNeverServed(policy: CachePolicy) async throws {
+        let store = CacheFixtures.OwnStore()
+        let cache = HTTPCache(store: store, now: CacheFixtures.Time().closure)
+        let (client, mock) = Fixtures.client { $0.cache = cache }
+        mock.stub(.get, "/page", handler: { _ in .text("from the network") })
+        try await store.store(
+            CacheEntry(
+                key: CacheKey(partition: "", url: Fixtures.baseURL.appendingPathComponent("page").absoluteString),
+                status: 200,
+                headers: [
+                    ("Date", CacheFixtures.httpDate(CacheFixtures.start)), ("Cache-Control", "no-store, max-age=600"),
+                ],
+                body: Data("kept against no-store".utf8),
+                requestTime: CacheFixtures.start, responseTime: CacheFixtures.start, vary: [:]))
+
+        let response = try await client.sendWithCacheStatus(Page(cachePolicy: policy))
+        #expect(response.value == "from the network")
+        #expect(response.cacheStatus?.outcome == .miss)
+    }
+
+    @Test(
         "row 37: only cacheable statuses are stored; 206 never; 302/307 only with explicit freshness",
         arguments: [
             (200, "max-age=60", true), (203, "max-age=60", true), (404, "max-age=60", true), (410, "", true),

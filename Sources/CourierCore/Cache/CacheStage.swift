@@ -476,7 +476,7 @@ struct CacheStage: Sendable {
 
     /// ``network(_:context:over:)`` for a response `cache` may store: with the removal count its transfer started
     /// at, which is the count of the call that started a shared transfer, when this one joined it. A transfer that
-    /// another cache (or a call that stores nothing) started gives a count no removal count equals: nothing is
+    /// another cache (or a call that stores nothing) started gives `.max`, past any removal count: nothing is
     /// stored from it.
     private func network(
         _ request: OutgoingRequest,

@@ -60,8 +60,9 @@ public final class HTTPCache: Sendable {
     private let backgroundIDs = LockedBox(0)
     /// The entries whose `stale-while-revalidate` revalidation is running.
     private let revalidating = LockedBox<Set<CacheKey>>([])
-    /// Bumped by every removal, so that a response fetched before it is not stored after it (see ``keep(_:ifNoRemovalSince:)``).
-    private let removals = LockedBox<UInt64>(0)
+    /// The removals seen, so that a response fetched before one is not stored after it (see
+    /// ``keep(_:ifNoRemovalSince:)``).
+    private let removals = LockedBox(Removals())
 
     /// Creates a cache.
     ///
@@ -151,7 +152,7 @@ public final class HTTPCache: Sendable {
     ///
     /// - Throws: The store's error when it cannot remove them.
     public func removeEntries(_ selection: CacheSelection) async throws {
-        noteRemoval()
+        noteRemoval(selection)
         try await store.removeEntries(selection)
     }
 
@@ -163,20 +164,23 @@ public final class HTTPCache: Sendable {
 
     /// How many removals the cache has seen: read it before fetching a response, and store the response with
     /// ``keep(_:ifNoRemovalSince:)``.
-    var removalCount: UInt64 { removals.withLock { $0 } }
+    var removalCount: UInt64 { removals.withLock { $0.count } }
 
-    /// Stores `entry` unless an entry was removed since `removalCount` was `generation`: a response fetched before a
-    /// sign-out, a refresh's purge or an unsafe request's invalidation must not come back after it. For the built-in
-    /// stores the check and the store are atomic with respect to removals; for a store of your own, a removal racing
-    /// the store itself may still be overtaken. A store's error is skipped. Returns whether the entry was stored.
+    /// Stores `entry` unless a removal that reaches its key came since `removalCount` was `generation`: a response
+    /// fetched before a sign-out, a refresh's purge, an unsafe request's invalidation or the replacement of its own
+    /// entry must not come back after it. A removal of another single key (a call replacing its own entry) does not
+    /// reach it. A `generation` past the current count (a transfer of another cache's) stores nothing. For the
+    /// built-in stores the check and the store are atomic with respect to removals; for a store of your own, a
+    /// removal racing the store itself may still be overtaken. A store's error is skipped. Returns whether the entry
+    /// was stored.
     @discardableResult
     func keep(_ entry: CacheEntry, ifNoRemovalSince generation: UInt64) async -> Bool {
         if let local {
-            return removals.withLock { count in
-                count == generation && local.keep(entry)
+            return removals.withLock { removals in
+                removals.allow(entry.key, since: generation) && local.keep(entry)
             }
         }
-        guard removalCount == generation else { return false }
+        guard removals.withLock({ $0.allow(entry.key, since: generation) }) else { return false }
         do {
             try await store.store(entry)
             return true
@@ -187,19 +191,19 @@ public final class HTTPCache: Sendable {
 
     /// Removes `selection` before returning; a store's error is skipped.
     func discard(_ selection: CacheSelection) async {
-        noteRemoval()
+        noteRemoval(selection)
         if let local { return local.removeAll { selection.contains($0) } }
         try? await store.removeEntries(selection)
     }
 
-    /// Counts a removal, before it happens: a store that checks after this skips its entry.
-    private func noteRemoval() {
-        removals.withLock { $0 &+= 1 }
+    /// Counts a removal of `selection`, before it happens: a store that checks after this skips its entry.
+    private func noteRemoval(_ selection: CacheSelection) {
+        removals.withLock { $0.note(selection) }
     }
 
     /// Removes `selection` at once from a built-in store, or in the background from another.
     private func remove(_ selection: CacheSelection) {
-        noteRemoval()
+        noteRemoval(selection)
         if let local {
             local.removeAll { selection.contains($0) }
         } else {
@@ -255,5 +259,38 @@ public final class HTTPCache: Sendable {
     /// Waits for the background revalidations started so far (tests and orderly shutdown).
     package func backgroundRevalidations() async {
         for task in background.withLock({ Array($0.values) }) { await task.value }
+    }
+
+    /// The removals a cache has seen, numbered in order: a fetch notes ``count`` when it starts, and its response is
+    /// stored only if no removal numbered after that reaches its key.
+    struct Removals {
+        /// How many keys ``lastByKey`` remembers; one more and they are forgotten for a wide removal, which only
+        /// keeps more responses out.
+        static let keyLimit = 256
+
+        /// The number of the last removal (how many there were).
+        private(set) var count: UInt64 = 0
+        /// The number of the last removal wider than one key (everything, a URL, a partition, the signed ones): it
+        /// reaches every key.
+        private var lastWide: UInt64 = 0
+        /// The number of the last removal of each key removed alone since ``lastWide``.
+        private var lastByKey: [CacheKey: UInt64] = [:]
+
+        /// Numbers a removal of `selection`.
+        mutating func note(_ selection: CacheSelection) {
+            count &+= 1
+            if case .key(let key) = selection, lastByKey[key] != nil || lastByKey.count < Self.keyLimit {
+                lastByKey[key] = count
+            } else {
+                lastWide = count
+                lastByKey.removeAll()
+            }
+        }
+
+        /// Whether a response for `key` fetched when ``count`` was `generation` may be stored: no removal since then
+        /// reaches `key`, and `generation` is a count this cache has had.
+        func allow(_ key: CacheKey, since generation: UInt64) -> Bool {
+            generation <= count && lastWide <= generation && (lastByKey[key] ?? 0) <= generation
+        }
     }
 }

@@ -52,6 +52,19 @@ enum CacheFixtures {
 
         /// How many requests reached the transport.
         var networkCount: Int { mock.recordedRequests.count }
+
+        /// Stubs `GET path` to answer `body`, fresh for 60 s, once the gate it returns lets the request through.
+        func stubGated(_ path: String, body: String) -> AuthFixtures.Gate {
+            let gate = AuthFixtures.Gate()
+            let fresh = CacheFixtures.fields(["Cache-Control": "max-age=60"])
+            mock.stub(
+                .get, path,
+                handler: { _ in
+                    await gate.pass()
+                    return .text(body, headerFields: fresh)
+                })
+            return gate
+        }
     }
 
     /// A store of one's own, in a dictionary: what the cache gives a store, as the store sees it.

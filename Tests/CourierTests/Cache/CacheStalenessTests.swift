@@ -258,6 +258,51 @@ struct CacheStalenessTests {
         #expect(harness.networkCount == 3)
     }
 
+    @Test("a reload that removes its own entry keeps no other page's response, fetched meanwhile, out of the cache")
+    func replacingOneEntrySparesOtherKeys() async throws {
+        let harness = try CacheFixtures.harness()
+        let gate = harness.stubGated("/other", body: "other")
+        harness.mock.stub(
+            .get, "/page", with: .text("v1", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600"])))
+        _ = try await harness.send()
+        harness.mock.stub(
+            .get, "/page", with: .text("v2", headerFields: CacheFixtures.fields(["Cache-Control": "no-store"])))
+
+        // /other is on the network when the reload of /page finds that /page may no longer be kept, and removes it.
+        let other = Task { try await harness.send(Page(path: "/other")) }
+        await gate.waitForArrivals(1)
+        #expect(try await harness.send(Page(cachePolicy: .reloadIgnoringCache)).value == "v2")
+        #expect(harness.cache.count == 0)
+        await gate.open()
+        #expect(try await other.value.cacheStatus?.outcome == .miss)
+
+        let again = try await harness.send(Page(path: "/other"))
+        #expect(again.cacheStatus?.outcome == .hit, "the removal of /page kept /other's response out")
+        #expect(harness.networkCount == 3)
+    }
+
+    @Test("a response fetched before a reload removed its own entry is not stored after it")
+    func replacedEntryIsNotStoredLate() async throws {
+        let harness = try CacheFixtures.harness()
+        let gate = AuthFixtures.Gate()
+        let calls = DecisionFixtures.Counter()
+        harness.mock.stub(
+            .get, "/page",
+            handler: { _ in
+                guard calls.next() == 1 else {
+                    return .text("new", headerFields: CacheFixtures.fields(["Cache-Control": "no-store"]))
+                }
+                await gate.pass()
+                return .text("old", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=600"]))
+            })
+        let first = Task { try await harness.send() }
+        await gate.waitForArrivals(1)
+        #expect(try await harness.send(Page(cachePolicy: .reloadIgnoringCache)).value == "new")
+        await gate.open()
+        #expect(try await first.value.value == "old")
+        #expect(harness.cache.count == 0, "a response fetched before the reload came back after it")
+    }
+
     @Test("only-if-cached on the request: a miss fails with cacheMiss")
     func onlyIfCached() async throws {
         let harness = try CacheFixtures.harness()

@@ -139,14 +139,7 @@ struct InflightCacheTests {
     /// `PUT /page` succeeds.
     private static func gatedPage() throws -> (CacheFixtures.Harness, AuthFixtures.Gate) {
         let harness = try CacheFixtures.harness { $0.deduplicatesRequests = true }
-        let gate = AuthFixtures.Gate()
-        let fresh = CacheFixtures.fields(["Cache-Control": "max-age=60"])
-        harness.mock.stub(
-            .get, "/page",
-            handler: { _ in
-                await gate.pass()
-                return .text("v1", headerFields: fresh)
-            })
+        let gate = harness.stubGated("/page", body: "v1")
         harness.mock.stub(.put, "/page", with: .text("updated"))
         return (harness, gate)
     }

@@ -225,10 +225,16 @@ public struct Client: Sendable {
     /// - Returns: The request's ``Request/Response``.
     /// - Throws: ``CourierError`` describing what failed and where; `CancellationError` when cancelled.
     public func send<R: Request>(_ request: R, tags: Set<RequestTag>) async throws -> R.Response {
-        if RequestRegistry.isExempt {
-            return try await Pipeline(client: self, request: request).run()
-        }
+        if RequestRegistry.isExempt { return try await sendUnregistered(request) }
         return try await registry.run(tags: tags) { [self] in try await Pipeline(client: self, request: request).run() }
+    }
+
+    /// ``send(_:tags:)`` without a registry entry (a token refresh's request, see `RequestRegistry.isExempt`). Not
+    /// inlined: inlined, it made the pipeline's `run` inline into the registered call's closure too, whose frame every
+    /// call in flight keeps (`Benchmarks/Allocations/frames.tsv`).
+    @inline(never)
+    private func sendUnregistered<R: Request>(_ request: R) async throws -> R.Response {
+        try await Pipeline(client: self, request: request).run()
     }
 
     /// Sends `request` and calls `completion` with the result; returns a handle that cancels the call.

@@ -50,8 +50,9 @@ enum RequestResolver {
     static func resolve(path: String, on base: Base) -> OutgoingRequest {
         var requestPath = PercentEncoding.encodePath(path)
         // An empty path is the base URL itself (`https://example.com/graphql`, not `/graphql/`, which many routers
-        // answer with a 404 or a redirect); `"/"` asks for the slash.
-        if !requestPath.hasPrefix("/"), !(requestPath.isEmpty && !base.path.isEmpty) {
+        // answer with a 404 or a redirect), or `/` when the base has no path; `"/"` asks for the slash.
+        let isBaseItself = requestPath.isEmpty && !base.path.isEmpty
+        if !isBaseItself, !requestPath.hasPrefix("/") {
             requestPath = "/" + requestPath
         }
         let head = HTTPRequest(

@@ -133,15 +133,18 @@ struct CourierLoopbackClient: LoopbackClient {
 struct TransportLoopbackClient: LoopbackClient {
     let transport: AsyncHTTPClientTransport
     let request: OutgoingRequest
+    /// The default context, trusting the endpoint's root over TLS (as `courier-ahc`'s client configuration does).
+    let context: TransportContext
     let decoder = JSONDecoder()
 
-    init(url: URL, connections: Int) {
+    init(url: URL, connections: Int, tls: TLSOptions?) {
         transport = AsyncHTTPClientTransport(configuration: .init(maxConnectionsPerHost: connections))
         request = OutgoingRequest(head: HTTPRequest(method: .get, url: url))
+        context = TransportContext(tls: tls ?? .default)
     }
 
     func fetch(decode: Bool) async throws {
-        let response = try await transport.send(request, context: TransportContext())
+        let response = try await transport.send(request, context: context)
         let body = try await response.body.collect(upTo: Client.Configuration.defaultMaxResponseBodySize)
         guard response.head.status == .ok else { throw LoopbackError.unexpectedStatus(response.head.status.code) }
         if decode {
@@ -278,7 +281,7 @@ func makeClient(_ kind: ClientKind, endpoint: ServerHost.Endpoint, connections: 
             url: tinyURL, connections: connections, tls: try endpoint.clientTLS(), readTimeout: .seconds(60),
             taskPerRequest: kind == .rawAHCTask)
     case .courierTransport:
-        return TransportLoopbackClient(url: tinyURL, connections: connections)
+        return TransportLoopbackClient(url: tinyURL, connections: connections, tls: try endpoint.courierTLSOptions())
     case .courierURLSession:
         return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: URLSessionTransport()))
     case .rawURLSession:

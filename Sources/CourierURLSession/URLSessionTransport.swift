@@ -35,7 +35,8 @@ import Logging
 /// 64 of them; one idle for more than 60 s is closed when the next request starts or ends. A request whose method is
 /// not idempotent (`POST`, `PATCH`) gets a new session, and so a new connection: libcurl resends a request by itself
 /// when a reused connection dies before the response, and such a request must never be sent twice. A streamed
-/// request body is sent chunked as it is produced, without being held in memory. FoundationNetworking cannot send a
+/// request body is sent chunked as it is produced, without being held in memory; a `MessageBody.file(at:)` body is
+/// sent from its file with its size as `Content-Length`. FoundationNetworking cannot send a
 /// `GET` with a body: that fails with `CourierError.Code.unsupported`.
 ///
 /// On Apple platforms one session serves every request, and a streamed body of any size is written to a private
@@ -249,7 +250,9 @@ public final class URLSessionTransport: Transport {
                 uploadProgress = body.progressReport
             } else {
                 #if canImport(FoundationNetworking)
-                    if streamedUploads == .pipe {
+                    // A file body goes from its file, with its size as Content-Length (below): chunked, a
+                    // presigned PUT would answer 411 Length Required.
+                    if streamedUploads == .pipe, body.unobserved.fileURL == nil {
                         // libcurl sends a body stream chunked; a Content-Length next to it would make the request
                         // framing ambiguous (RFC 9112 §6.3), so the stream goes without one.
                         urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")

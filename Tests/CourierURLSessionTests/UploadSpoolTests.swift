@@ -153,6 +153,25 @@ extension URLSessionTransportTests {
         #expect(try files(in: directory).isEmpty)
     }
 
+    @Test("with the platform's default uploads, a file body goes with its Content-Length, not chunked")
+    func aFileBodyHasItsLengthByDefault() async throws {
+        // On Linux the default sends a streamed body through a pipe, chunked; a file's size is known, and a presigned
+        // PUT (S3, GCS) answers a chunked upload with 411 Length Required.
+        defer { server.stop() }
+        let directory = try spoolDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("upload.bin")
+        let bytes = Data((0..<(1024 * 1024 + 5)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try bytes.write(to: source)
+
+        let response = try await transport.send(
+            try request(.put, "/echo", body: try MessageBody.file(at: source)), context: TransportContext())
+        #expect(response.head.status == .ok)
+        #expect(response.head.headerFields[try #require(HTTPField.Name("X-Echo-Chunked"))] == "0")
+        #expect(try echoedHeaders(response.head)["content-length"] == String(bytes.count))
+        #expect(try await response.body.collect(upTo: 2 * 1024 * 1024) == bytes)
+    }
+
     @Test("a file body is sent from its own file: not copied, not removed")
     func aFileBodyIsSentFromItsFile() async throws {
         defer { server.stop() }

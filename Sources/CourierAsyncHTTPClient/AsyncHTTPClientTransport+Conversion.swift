@@ -169,11 +169,15 @@
         /// Whether `ChannelError.ioOnClosedChannel` ends the body: AsyncHTTPClient's own close of an HTTP/1.1
         /// connection after a response of 300 or more that stopped the upload (see `transportResponse`).
         let endsAtOwnClose: Bool
+        /// The proxy client's lease, for a response through a proxy: the client is not shut down while its body is
+        /// read (see `SharedClients`).
+        var lease: AsyncHTTPClientTransport.ProxyLease? = nil
 
         struct AsyncIterator: AsyncIteratorProtocol {
             var base: HTTPClientResponse.Body.AsyncIterator
             let timeouts: AsyncHTTPClientTransport.Timeouts
             let endsAtOwnClose: Bool
+            let lease: AsyncHTTPClientTransport.ProxyLease?
 
             mutating func next() async throws -> ArraySlice<UInt8>? {
                 do {
@@ -188,7 +192,8 @@
         }
 
         func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: base.makeAsyncIterator(), timeouts: timeouts, endsAtOwnClose: endsAtOwnClose)
+            AsyncIterator(
+                base: base.makeAsyncIterator(), timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease)
         }
 
         func collect(upTo limit: Int) async throws -> Data {

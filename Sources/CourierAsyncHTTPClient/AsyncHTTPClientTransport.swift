@@ -239,6 +239,8 @@
             let client: HTTPClient
             let secure: Bool
             let proxied: Bool
+            /// Through a proxy on a shared client: keeps that client from being shut down until the response ends.
+            var lease: ProxyLease? = nil
         }
 
         @inline(never)
@@ -271,10 +273,15 @@
                     }
                     return Route(client: client, secure: secure, proxied: false)
                 }
-                client = SharedClients.client(
+                guard let proxy else {
+                    client = SharedClients.client(for: sharedConfiguration, http1Only: http1Only, lane: context.lane)
+                    return Route(client: client, secure: secure, proxied: false)
+                }
+                let lease = SharedClients.lease(
                     for: sharedConfiguration, http1Only: http1Only, proxy: proxy, lane: context.lane)
+                return Route(client: lease.client, secure: secure, proxied: true, lease: lease)
             }
-            return Route(client: client, secure: secure, proxied: proxy != nil)
+            return Route(client: client, secure: secure, proxied: false)
         }
 
         /// AsyncHTTPClient's request for `request`, with the context's TLS settings over https.
@@ -318,7 +325,7 @@
                 } catch {
                     throw await failure(error, request: request, route: route, context: context)
                 }
-                return try transportResponse(response, sentBody: request.body != nil)
+                return try transportResponse(response, sentBody: request.body != nil, lease: route.lease)
             }
         }
 
@@ -375,7 +382,9 @@
 
         /// Courier's response for AsyncHTTPClient's: its head, and its body as it streams.
         @inline(never)
-        private func transportResponse(_ response: HTTPClientResponse, sentBody: Bool) throws -> TransportResponse {
+        private func transportResponse(
+            _ response: HTTPClientResponse, sentBody: Bool, lease: ProxyLease?
+        ) throws -> TransportResponse {
             guard response.history.count <= 1 else {
                 throw CourierError(
                     code: .unsupported,
@@ -400,7 +409,7 @@
             let endsAtOwnClose = sentBody && head.status.code >= 300 && response.version.major == 1
             let body = MessageBody(
                 collectable: ResponseBodySequence(
-                    base: response.body, timeouts: timeouts, endsAtOwnClose: endsAtOwnClose),
+                    base: response.body, timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease),
                 length: length)
             return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
         }
@@ -442,42 +451,176 @@
         }
     }
 
-    /// One `HTTPClient` per distinct configuration, for the life of the process.
+    /// One `HTTPClient` per distinct configuration, for the life of the process; through a proxy, one per proxy
+    /// credential too, at most ``maxCredentialsPerProxy`` of them per proxy.
     enum SharedClients {
-        private struct Key: Hashable {
+        fileprivate struct Key: Hashable {
             let configuration: AsyncHTTPClientTransport.Configuration
             let http1Only: Bool
             let proxy: ProxyOptions.Endpoint?
             let lane: RequestLane
+
+            /// The key without the proxy's credentials: the clients of one proxy, whatever their credentials.
+            var proxyServer: Key {
+                Key(
+                    configuration: configuration, http1Only: http1Only,
+                    proxy: proxy.map { ProxyOptions.Endpoint(host: $0.host, port: $0.port) }, lane: lane)
+            }
         }
 
-        private static let clients = LockedBox<[Key: HTTPClient]>([:])
+        /// A proxy client and the responses that use it.
+        private struct Leased {
+            let client: HTTPClient
+            var leases = 0
+            var lastUse: UInt64 = 0
+        }
 
-        /// The client for `configuration`, HTTP/1.1 only or not, connecting through `proxy` or directly, for `lane`. A
-        /// proxy's connections are its client's alone, so a tunnel is never reused for a direct call or another
-        /// proxy; a priority lane's pool is its own, so a token request never queues behind the calls it rescues.
+        private struct State {
+            var clients: [Key: HTTPClient] = [:]
+            var proxied: [Key: Leased] = [:]
+            /// Proxy clients pushed out by newer credentials, by identity, until their last response ends.
+            var retiring: [ObjectIdentifier: Leased] = [:]
+            var uses: UInt64 = 0
+            /// The shutdowns under way, each removing itself when done.
+            var shutdowns: [UInt64: Task<Void, Never>] = [:]
+            var nextShutdown: UInt64 = 0
+        }
+
+        /// Proxy credentials kept per proxy: a process whose proxy credentials rotate (a token as the password)
+        /// would otherwise keep a client, and its connection pool, for every credential it ever used. When one more
+        /// arrives, the least recently used is shut down once its last response has ended.
+        static let maxCredentialsPerProxy = 8
+
+        private static let state = LockedBox(State())
+
+        /// The client for `configuration`, HTTP/1.1 only or not, for `lane`, connecting directly. A priority lane's
+        /// pool is its own, so a token request never queues behind the calls it rescues.
         static func client(
             for configuration: AsyncHTTPClientTransport.Configuration,
             http1Only: Bool,
-            proxy: ProxyOptions.Endpoint? = nil,
             lane: RequestLane = .standard
         ) -> HTTPClient {
-            clients.withLock { clients in
-                let key = Key(configuration: configuration, http1Only: http1Only, proxy: proxy, lane: lane)
-                if let client = clients[key] { return client }
-                var clientConfiguration = configuration.clientConfiguration
-                if http1Only { clientConfiguration.httpVersion = .http1Only }
-                if let proxy {
-                    clientConfiguration.proxy = .server(
-                        host: proxy.host,
-                        port: proxy.port,
-                        authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) }
-                    )
-                }
-                let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-                clients[key] = client
+            state.withLock { state in
+                let key = Key(configuration: configuration, http1Only: http1Only, proxy: nil, lane: lane)
+                if let client = state.clients[key] { return client }
+                let client = makeClient(for: key)
+                state.clients[key] = client
                 return client
             }
+        }
+
+        /// A lease on the client that connects through `proxy` with its credentials: a proxy's connections are its
+        /// client's alone, so a tunnel is never reused for a direct call, another proxy or other credentials. The
+        /// client is not shut down while the lease lives.
+        static func lease(
+            for configuration: AsyncHTTPClientTransport.Configuration,
+            http1Only: Bool,
+            proxy: ProxyOptions.Endpoint,
+            lane: RequestLane = .standard
+        ) -> AsyncHTTPClientTransport.ProxyLease {
+            let key = Key(configuration: configuration, http1Only: http1Only, proxy: proxy, lane: lane)
+            let client = state.withLock { state in
+                state.uses &+= 1
+                var leased: Leased
+                if let existing = state.proxied[key] {
+                    leased = existing
+                } else {
+                    retireOldest(sharing: key.proxyServer, in: &state)
+                    leased = Leased(client: makeClient(for: key))
+                }
+                leased.leases += 1
+                leased.lastUse = state.uses
+                state.proxied[key] = leased
+                return leased.client
+            }
+            return AsyncHTTPClientTransport.ProxyLease(key: key, client: client)
+        }
+
+        /// Ends a lease: a retired client whose last lease this was is shut down.
+        fileprivate static func release(_ key: Key, client: HTTPClient) {
+            state.withLock { state in
+                if let leased = state.proxied[key], leased.client === client {
+                    state.proxied[key]?.leases -= 1
+                    return
+                }
+                let id = ObjectIdentifier(client)
+                state.retiring[id]?.leases -= 1
+                if let leased = state.retiring[id], leased.leases <= 0 {
+                    state.retiring[id] = nil
+                    shutDown(leased.client, in: &state)
+                }
+            }
+        }
+
+        /// Makes room for one more credential of `server`'s proxy: past the limit, its least recently used client
+        /// goes (at once when no response uses it, else when the last one ends).
+        private static func retireOldest(sharing server: Key, in state: inout State) {
+            let sameProxy = state.proxied.filter { $0.key.proxyServer == server }
+            guard sameProxy.count >= maxCredentialsPerProxy,
+                let oldest = sameProxy.min(by: { $0.value.lastUse < $1.value.lastUse })
+            else { return }
+            state.proxied[oldest.key] = nil
+            if oldest.value.leases <= 0 {
+                shutDown(oldest.value.client, in: &state)
+            } else {
+                state.retiring[ObjectIdentifier(oldest.value.client)] = oldest.value
+            }
+        }
+
+        /// Shuts `client` down in a task of its own. The task removes itself from `state` when done: it needs the
+        /// lock, which the caller holds until the task is in.
+        private static func shutDown(_ client: HTTPClient, in state: inout State) {
+            let id = state.nextShutdown
+            state.nextShutdown &+= 1
+            state.shutdowns[id] = Task {
+                try? await client.shutdown()
+                Self.state.withLock { _ = $0.shutdowns.removeValue(forKey: id) }
+            }
+        }
+
+        private static func makeClient(for key: Key) -> HTTPClient {
+            var clientConfiguration = key.configuration.clientConfiguration
+            if key.http1Only { clientConfiguration.httpVersion = .http1Only }
+            if let proxy = key.proxy {
+                clientConfiguration.proxy = .server(
+                    host: proxy.host,
+                    port: proxy.port,
+                    authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) }
+                )
+            }
+            return HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        }
+
+        /// For tests: how many clients connect through `proxy`'s host and port (retiring ones included), and waits
+        /// for the shutdowns started so far.
+        static func proxyClients(
+            for configuration: AsyncHTTPClientTransport.Configuration, proxy: ProxyOptions.Endpoint
+        ) async -> (live: Int, retiring: Int) {
+            let (shutdowns, counts) = state.withLock { state in
+                let server = ProxyOptions.Endpoint(host: proxy.host, port: proxy.port)
+                let live = state.proxied.keys.filter {
+                    $0.configuration == configuration && $0.proxyServer.proxy == server
+                }.count
+                return (Array(state.shutdowns.values), (live, state.retiring.count))
+            }
+            for shutdown in shutdowns { await shutdown.value }
+            return counts
+        }
+    }
+
+    extension AsyncHTTPClientTransport {
+        /// A response's hold on a shared proxy client (``SharedClients/lease(for:http1Only:proxy:lane:)``), given
+        /// back when the response and its body are gone.
+        final class ProxyLease: Sendable {
+            fileprivate let key: SharedClients.Key
+            let client: HTTPClient
+
+            fileprivate init(key: SharedClients.Key, client: HTTPClient) {
+                self.key = key
+                self.client = client
+            }
+
+            deinit { SharedClients.release(key, client: client) }
         }
     }
 #endif

@@ -22,7 +22,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         let run: @Sendable () -> Void
     }
 
-    private let tasks = LockedBox([Int: ResponseTask]())
+    private struct Tasks {
+        var byIdentifier: [Int: ResponseTask] = [:]
+        /// Set by ``failAll(_:)``: a request registered after it (one that had its lane before the transport shut
+        /// down, and its task after) fails with it too, before its task starts.
+        var failure: (any Error)?
+    }
+
+    private let tasks = LockedBox(Tasks())
     private let taskCompleted = LockedBox<Callback?>(nil)
 
     /// Sets what runs after each task's last callback (the lane is free again).
@@ -30,19 +37,29 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         taskCompleted.withLock { $0 = Callback(run: body) }
     }
 
+    /// Routes `task`'s callbacks to `responseTask`; fails it at once when the session's requests were failed
+    /// (``failAll(_:)``), so that ``ResponseTask/start(_:continuation:)`` then cancels the task unstarted.
     func register(_ responseTask: ResponseTask, for task: URLSessionTask) {
-        tasks.withLock { $0[task.taskIdentifier] = responseTask }
+        let failure = tasks.withLock { tasks -> (any Error)? in
+            tasks.byIdentifier[task.taskIdentifier] = responseTask
+            return tasks.failure
+        }
+        if let failure { responseTask.fail(failure) }
     }
 
-    /// Fails every request of this session (the transport is shutting down).
+    /// Fails every request of this session, and every one registered from now on (the transport is shutting down).
     func failAll(_ error: any Error) {
-        for responseTask in tasks.withLock({ Array($0.values) }) {
+        let failed = tasks.withLock { tasks -> [ResponseTask] in
+            tasks.failure = tasks.failure ?? error
+            return Array(tasks.byIdentifier.values)
+        }
+        for responseTask in failed {
             responseTask.fail(error)
         }
     }
 
     private func responseTask(for task: URLSessionTask) -> ResponseTask? {
-        tasks.withLock { $0[task.taskIdentifier] }
+        tasks.withLock { $0.byIdentifier[task.taskIdentifier] }
     }
 
     func urlSession(
@@ -135,7 +152,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let responseTask = tasks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        let responseTask = tasks.withLock { $0.byIdentifier.removeValue(forKey: task.taskIdentifier) }
         if error == nil { responseTask?.adoptUndeliveredRedirect(task.response) }
         responseTask?.didComplete(error: error)
         taskCompleted.withLock { $0 }?.run()

@@ -281,7 +281,9 @@ public final class URLSessionTransport: Transport {
                         // A file body (`MessageBody.file(at:)`): URLSession sends the file itself, no copy.
                         let count = try Self.sizeOfFile(at: url, stated: body.length)
                         urlRequest.setValue(String(count), forHTTPHeaderField: "Content-Length")
-                        spoolURL = url
+                        // The file a link names (a Kubernetes secret is a link to a link): given the link,
+                        // FoundationNetworking sent less than the Content-Length and the server waited for the rest.
+                        spoolURL = url.resolvingSymlinksInPath()
                     } else {
                         let file = try await UploadSpool.write(
                             body, in: spoolDirectory ?? FileManager.default.temporaryDirectory)

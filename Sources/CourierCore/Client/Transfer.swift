@@ -49,9 +49,19 @@ public struct Transfer<Value: Sendable>: Sendable {
 
     /// The call's result.
     ///
-    /// - Throws: What ``Client/send(_:)`` throws.
+    /// Cancelling the task that awaits it cancels the call, as cancelling a ``Client/send(_:)`` does (a SwiftUI
+    /// `.task` that ends stops its upload): awaiting a `Task`'s value would not pass the cancellation on, and the
+    /// call would go on, or wait for ever on a server that stalls.
+    ///
+    /// - Throws: What ``Client/send(_:)`` throws; `CancellationError` when the call or the awaiting task is cancelled.
     public var value: Value {
-        get async throws { try await task.value }
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
+        }
     }
 
     /// Cancels the call.
@@ -61,7 +71,8 @@ public struct Transfer<Value: Sendable>: Sendable {
 extension Client {
     /// Starts `request` and returns a handle with its upload and download progress as an `AsyncSequence`.
     ///
-    /// The call runs in a new task; cancel it with ``Transfer/cancel()``. Progress counts the bytes Courier
+    /// The call runs in a new task; cancel it with ``Transfer/cancel()``, or by cancelling the task that awaits
+    /// ``Transfer/value``. Progress counts the bytes Courier
     /// hands to the transport (upload) and receives from it (download), the same way on every transport; a body sent
     /// from memory or from a file by URLSession itself counts the bytes URLSession reports sent.
     ///

@@ -169,4 +169,33 @@ struct TransferTests {
         for await _ in transfer.progress {}
         await #expect(throws: CancellationError.self) { try await transfer.value }
     }
+
+    @Test("cancelling the task that awaits a transfer's value cancels the call, as it does a send")
+    func cancellingTheAwaiterCancelsTheTransfer() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .status(200, fault: .stall))
+        let transfer = client.transfer(Probe<String>())
+        let waiter = Task { try await transfer.value }
+        waiter.cancel()
+        let outcome = await withTaskGroup(of: Result<String, any Error>?.self) { group in
+            group.addTask { await waiter.result }
+            group.addTask {
+                // A bound on the test, not a synchronisation: the call ends as soon as the cancellation reaches it.
+                // Past the bound, the transfer itself is cancelled, so that the waiter (whose wait for an unstructured
+                // task's result no group cancellation reaches) ends and the group with it.
+                try? await Task.sleep(for: .seconds(10))
+                transfer.cancel()
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard case .failure(let error)? = outcome else {
+            Issue.record("the awaiting task, cancelled, still waited for the stalled call (or got a value)")
+            return
+        }
+        #expect(error is CancellationError)
+        for await _ in transfer.progress {}  // the call itself ended: its progress finishes
+    }
 }

@@ -40,7 +40,14 @@ enum RequestResolver {
         var basePath = components.percentEncodedPath
         while basePath.hasSuffix("/") { basePath.removeLast() }
         var headers = HTTPFields()
-        try HeaderValidation.apply(server.headers, to: &headers)
+        do {
+            try HeaderValidation.apply(server.headers, to: &headers)
+        } catch var error as CourierError {
+            // The server's configuration, not an adapter's doing: say so, and where.
+            error.stage = .resolve
+            error.message = "the \(server.environment) server's headers: \(error.message ?? "\(error.code)")"
+            throw error
+        }
         return Base(
             scheme: scheme, authority: authority, path: basePath, headers: headers,
             allowsCleartext: cleartextPolicy.allows(host: RequestValidator.hostPart(of: authority)))

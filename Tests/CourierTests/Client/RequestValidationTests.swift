@@ -55,7 +55,7 @@ struct RequestValidationTests {
     }
 
     @Test(
-        "a server header value with a control character is invalidHeader; nothing is sent",
+        "a server header value with a control character is invalidHeader at resolve, naming the server; nothing is sent",
         arguments: ["a\r\nX-Injected: 1", "a\0b", "a\u{7F}b"])
     func invalidServerHeaderValue(value: String) async throws {
         let mock = MockTransport()
@@ -63,6 +63,9 @@ struct RequestValidationTests {
         let client = Client(server: Server(baseURL: Fixtures.baseURL, headers: ["X-Api-Key": value]), transport: mock)
         let error = await expectCourierError { try await client.send(AdapterFixtures.probe()) }
         #expect(error?.code == .invalidHeader)
+        // The server's configuration, read when the request is resolved: no adapter ran.
+        #expect(error?.stage == .resolve)
+        #expect(error?.message?.contains("production server's headers") == true)
         #expect(mock.recordedRequests.isEmpty)
     }
 

@@ -151,6 +151,12 @@ extension RequestResolver {
         if let port = components.port { authority += ":\(port)" }
         var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { path += "?" + query }
+        if let problem = RequestValidator.problem(in: path) {
+            // The validator would refuse it as the caller's `invalidURL`; the target is the server's.
+            throw CourierError(
+                code: .invalidRedirect, stage: .resolve,
+                message: "the redirect target's path is not sent as it is: \(problem)")
+        }
         var head = HTTPRequest(method: .get, scheme: scheme, authority: authority, path: path)
         if Origin(url: url) == server.origin {
             try HeaderValidation.apply(server.headers, to: &head.headerFields)

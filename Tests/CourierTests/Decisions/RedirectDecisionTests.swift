@@ -162,6 +162,19 @@ struct RedirectDecisionTests {
         #expect(error?.description.contains("u:p@") == false)
     }
 
+    @Test(
+        "a redirect to a path with an encoded dot segment or NUL is invalidRedirect, not the caller's invalidURL",
+        arguments: ["/files/%2e%2e/admin", "/files/%2E/x", "/k/%00"])
+    func encodedDotSegmentTargetRefused(location: String) async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: location))
+        let error = await expectCourierError { try await client.send(Self.probe()) }
+        // The server's target, not a pathSegment the caller built.
+        #expect(error?.code == .invalidRedirect)
+        #expect(error?.stage == .resolve)
+        #expect(mock.recordedRequests.count == 1)
+    }
+
     @Test("row 6: two different Location fields are refused, two equal ones followed")
     func severalLocations() async throws {
         let (client, mock) = Self.client()

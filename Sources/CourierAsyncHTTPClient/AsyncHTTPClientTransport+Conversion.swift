@@ -171,7 +171,7 @@
         let endsAtOwnClose: Bool
         /// The proxy client's lease, for a response through a proxy: the client is not shut down while its body is
         /// read (see `SharedClients`).
-        var lease: AsyncHTTPClientTransport.ProxyLease? = nil
+        let lease: AsyncHTTPClientTransport.ProxyLease?
 
         struct AsyncIterator: AsyncIteratorProtocol {
             var base: HTTPClientResponse.Body.AsyncIterator

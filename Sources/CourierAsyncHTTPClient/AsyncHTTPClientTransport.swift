@@ -238,9 +238,10 @@
         private struct Route {
             let client: HTTPClient
             let secure: Bool
-            let proxied: Bool
-            /// Through a proxy on a shared client: keeps that client from being shut down until the response ends.
+            /// Through a proxy (always on a shared client): keeps that client from being shut down until the response
+            /// ends.
             var lease: ProxyLease? = nil
+            var proxied: Bool { lease != nil }
         }
 
         @inline(never)
@@ -271,17 +272,17 @@
                                 + "set HTTPClient.Configuration.proxy on that client, or use AsyncHTTPClientTransport()"
                         )
                     }
-                    return Route(client: client, secure: secure, proxied: false)
+                    return Route(client: client, secure: secure)
                 }
                 guard let proxy else {
                     client = SharedClients.client(for: sharedConfiguration, http1Only: http1Only, lane: context.lane)
-                    return Route(client: client, secure: secure, proxied: false)
+                    return Route(client: client, secure: secure)
                 }
                 let lease = SharedClients.lease(
                     for: sharedConfiguration, http1Only: http1Only, proxy: proxy, lane: context.lane)
-                return Route(client: lease.client, secure: secure, proxied: true, lease: lease)
+                return Route(client: lease.client, secure: secure, lease: lease)
             }
-            return Route(client: client, secure: secure, proxied: false)
+            return Route(client: client, secure: secure)
         }
 
         /// AsyncHTTPClient's request for `request`, with the context's TLS settings over https.

@@ -8,6 +8,11 @@ public import Logging
 /// (``Client/Configuration/adapters``). An adapter may suspend (to fetch a token) and may throw; a thrown error
 /// fails the call with the stage ``CourierError/Stage/adapt``.
 ///
+/// After a redirect, the adapters run again for the redirect's target, and each one sees the request as it will be
+/// sent: the redirect's URL and method, and no body (nor its content headers) when the redirect dropped it (a 303, a
+/// 301 or 302 after a `POST`). Courier puts these back after each adapter, so an adapter that signs the request
+/// signs what goes on the wire.
+///
 /// Built-ins are reachable by static-member lookup:
 ///
 /// ```swift

@@ -8,6 +8,9 @@ struct CallRecord: Sendable {
     var stage: CourierError.Stage = .resolve
     var attempt = 0
     var request: HTTPRequest?
+    /// After a redirect, where it sends the call: put back on the request after each adapter of every later attempt
+    /// (`Pipeline.follow(_:to:state:)`).
+    var redirect: RequestResolver.RedirectTarget?
     var response: HTTPResponse?
     /// The protocol the last response came over (`h2`, `http/1.1`), when the transport reported it.
     var negotiatedProtocol: String?

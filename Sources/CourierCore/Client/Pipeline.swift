@@ -544,6 +544,7 @@ struct Pipeline<R: Request>: Sendable {
         var outgoing: OutgoingRequest
         if let redirection {
             outgoing = try RequestResolver.resolve(redirection.url, serverHeadersFrom: plan.server)
+            Self.follow(redirection, to: &outgoing, state: state)
         } else {
             outgoing = RequestResolver.resolve(path: request.path, on: plan.base)
         }
@@ -553,16 +554,13 @@ struct Pipeline<R: Request>: Sendable {
         // copy it (issue #17: two allocations and a lock per adapter).
         state.withLock { $0.stage = .adapt }
         let context = adapterContext(server: plan.server, attempt: attempt, stripsCredentials: stripsCredentials)
-        // The request's adapters, then the client's, without building a third array.
+        // The request's adapters, then the client's, without building a third array. After a redirect, each one
+        // sees the request as it will be sent (see `CallRecord.redirect`).
         for adapter in request.adapters {
             try await adapt(&outgoing, with: adapter, context: context, state: state)
         }
         for adapter in configuration.adapters {
             try await adapt(&outgoing, with: adapter, context: context, state: state)
-        }
-
-        if let redirection {
-            RequestResolver.apply(redirection, to: &outgoing)
         }
         if stripsCredentials {
             RequestResolver.stripCredentials(from: &outgoing.head.headerFields, redactor: configuration.redactor)
@@ -650,6 +648,22 @@ struct Pipeline<R: Request>: Sendable {
         }
     }
 
+    /// Prepares the adapters of an attempt after a redirect: the redirect's method on `outgoing` (resolved for its
+    /// URL), and its target in the record, which puts them back after each adapter.
+    ///
+    /// The request's adapters build the request that was first sent (its method, query and body); the redirect then
+    /// decides what goes. So each adapter sees the request as it will be sent, apart from its own change: an adapter
+    /// that signs the method, path and body signs the `GET` a 303 made, and one that derives a header from the body
+    /// (a digest) finds no body to derive it from.
+    @inline(never)
+    private static func follow(
+        _ redirection: Redirection, to outgoing: inout OutgoingRequest, state: LockedBox<CallRecord>
+    ) {
+        let target = RequestResolver.RedirectTarget(redirection, resolved: outgoing.head)
+        outgoing.head.method = redirection.method
+        state.withLock { $0.redirect = target }
+    }
+
     /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also
     /// gets the request as adapted so far.
     private nonisolated(nonsending) func adapt(
@@ -674,7 +688,10 @@ struct Pipeline<R: Request>: Sendable {
             }
             throw error
         }
-        state.withLock { $0.record(.adapter, adapter.name, .succeeded, attempt: context.attempt) }
+        state.withLock { record in
+            record.record(.adapter, adapter.name, .succeeded, attempt: context.attempt)
+            record.redirect?.apply(to: &outgoing)
+        }
     }
 
     /// Runs the decision chain on `received` in order, until one finishes, fails or restarts the call.

@@ -164,20 +164,41 @@ extension RequestResolver {
         return OutgoingRequest(head: head)
     }
 
-    /// Puts the redirect's URL and method back after the adapters ran, dropping the body when it says so.
-    static func apply(_ redirection: Redirection, to request: inout OutgoingRequest) {
-        guard let target = try? resolve(redirection.url, serverHeadersFrom: Server(baseURL: redirection.url)) else {
-            return
+    /// Where a redirect sends the call, and how: put on the request after each adapter.
+    struct RedirectTarget: Sendable {
+        let redirection: Redirection
+        let scheme: String?
+        let authority: String?
+        let path: String?
+        /// Whether the body goes no more: the redirect drops it, or an adapter built the request with another method
+        /// than the redirect's (the request was a `POST` when a 303 made it a `GET`).
+        private var dropsBody: Bool
+
+        /// The target of `redirection`, as ``RequestResolver/resolve(_:serverHeadersFrom:)`` resolved it into
+        /// `head`.
+        init(_ redirection: Redirection, resolved head: HTTPRequest) {
+            self.redirection = redirection
+            scheme = head.scheme
+            authority = head.authority
+            path = head.path
+            dropsBody = redirection.dropsBody
         }
-        request.head.scheme = target.head.scheme
-        request.head.authority = target.head.authority
-        request.head.path = target.head.path
-        // A redirect that changed the method dropped the body (303, and 301/302 after a POST), and the body stays
-        // dropped: a 307 or 308 after it keeps the GET it was sent, not the body the adapters built again for the
-        // request before the first redirect.
-        let methodChanged = request.head.method != redirection.method
-        request.head.method = redirection.method
-        if redirection.dropsBody || methodChanged {
+
+        /// Puts the redirect's URL and method back on `request`, and drops the body and its content headers when the
+        /// redirect drops the body.
+        ///
+        /// A redirect that changed the method dropped the body (303, and 301/302 after a POST), and the body stays
+        /// dropped: a 307 or 308 after it keeps the `GET` it was sent, not the body the adapters build again for the
+        /// request before the first redirect.
+        mutating func apply(to request: inout OutgoingRequest) {
+            request.head.scheme = scheme
+            request.head.authority = authority
+            request.head.path = path
+            if request.head.method != redirection.method {
+                dropsBody = true
+                request.head.method = redirection.method
+            }
+            guard dropsBody else { return }
             request.body = nil
             for name in [HTTPField.Name.contentType, .contentEncoding, .contentLength, .transferEncoding] {
                 request.head.headerFields[name] = nil

@@ -88,6 +88,56 @@ struct RedirectDecisionTests {
         #expect(requests[2].head.headerFields[.contentType] == nil)
     }
 
+    /// Signs what it sees of the request, as a signing adapter (AWS SigV4, HTTP message signatures) would, and
+    /// derives a digest header from the body when there is one.
+    struct SigningAdapter: RequestAdapter {
+        let header: HTTPField.Name
+        var name: String { "sign" }
+        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            var request = request
+            let method = request.head.method.rawValue
+            request.head.headerFields[header] = "\(method) \(request.head.path ?? "") body=\(request.body != nil)"
+            if request.body != nil { request.head.headerFields[HTTPField.Name("Content-Digest")!] = "sha-256=:x:" }
+            return request
+        }
+    }
+
+    @Test("after a 303, the request's and the client's adapters see the GET that is sent, without the body")
+    func adaptersSeeTheRedirectedRequest() async throws {
+        let (client, mock) = Self.client(decisions: [RedirectDecision()])
+        let clientSignature = HTTPField.Name("X-Client-Signature")!
+        let requestSignature = HTTPField.Name("X-Request-Signature")!
+        let signed = client.configured { $0.adapters.append(SigningAdapter(header: clientSignature)) }
+        mock.stub(.post, "/start", with: Self.redirect(303, to: "/b?x=1"))
+        mock.stub(.get, "/b", with: .text("landed"))
+        var probe = Self.probe(method: .post, body: .text("form"))
+        probe.query = ["q": "1"]
+        probe.extraAdapters = [SigningAdapter(header: requestSignature)]
+        #expect(try await signed.send(probe) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 2)
+        #expect(requests[0].head.headerFields[clientSignature] == "POST /start?q=1 body=true")
+        let redirected = requests[1].head
+        #expect(redirected.method == .get && redirected.path == "/b?x=1" && requests[1].body == nil)
+        #expect(redirected.headerFields[requestSignature] == "GET /b?x=1 body=false")
+        #expect(redirected.headerFields[clientSignature] == "GET /b?x=1 body=false")
+        #expect(redirected.headerFields[HTTPField.Name("Content-Digest")!] == nil)
+    }
+
+    @Test("after a 307, the adapters see the POST and its body again, at the redirect's URL")
+    func adaptersSeeThe307Body() async throws {
+        let (client, mock) = Self.client(decisions: [RedirectDecision()])
+        let signature = HTTPField.Name("X-Client-Signature")!
+        let signed = client.configured { $0.adapters.append(SigningAdapter(header: signature)) }
+        mock.stub(.post, "/start", with: Self.redirect(307, to: "/again"))
+        mock.stub(.post, "/again", with: .text("landed"))
+        #expect(try await signed.send(Self.probe(method: .post, body: .text("form"))) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 2)
+        #expect(requests[1].head.headerFields[signature] == "POST /again body=true")
+        #expect(requests[1].bodyText == "form")
+    }
+
     @Test(
         "row 2: another port or scheme is another origin",
         arguments: [("https://a.test", "https://a.test:8443/landing"), ("http://a.test", "https://a.test/landing")]

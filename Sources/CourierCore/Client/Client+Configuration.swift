@@ -70,6 +70,10 @@ extension Client {
         /// Default: 20 (as OkHttp's follow-up limit).
         public var maxRestarts: Int
         /// A deadline for a whole call, restarts included, unless the request sets its own. Default: none.
+        ///
+        /// The call ends with ``CourierError/Code/timedOut`` when it passes, whatever step it is in: a step that
+        /// does not stop when cancelled (an adapter awaiting something uncancellable) finishes in the background, and
+        /// its result is dropped.
         public var timeout: Duration?
         /// Which hosts may be reached over cleartext `http`. Default: loopback only.
         public var cleartextPolicy: CleartextPolicy

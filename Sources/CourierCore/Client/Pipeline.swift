@@ -137,8 +137,17 @@ struct Pipeline<R: Request>: Sendable {
             as? R.Response
     }
 
-    /// Not inlined: inlined, its task group and error made `call`'s frame, which every call in flight keeps, 928 bytes
-    /// instead of 96, with or without a deadline (issue #17; sizes from the async function pointers' context sizes).
+    /// The call under its deadline: it ends when the deadline passes, whether or not its steps stop when cancelled.
+    ///
+    /// The attempts run in a task of their own (which inherits the caller's priority and task-local values); the
+    /// first of their end and the deadline resumes the caller (`DeadlineRace`). At the deadline, the attempts are
+    /// cancelled: the transport's request, a back-off, a queue for a slot all end at once. A step that does not stop
+    /// when cancelled (an adapter or token provider awaiting something uncancellable) no longer holds the caller: it
+    /// finishes in the background, keeps its slot of `maxConcurrentRequests` until then, and its result is dropped.
+    /// Cancelling the caller cancels the attempts, which end the call as they stop (at the latest at the deadline).
+    ///
+    /// Not inlined: inlined, its locals made `call`'s frame, which every call in flight keeps, larger with or without
+    /// a deadline (issue #17; sizes from the async function pointers' context sizes).
     @inline(never)
     private nonisolated(nonsending) func withDeadline(
         _ timeout: Duration,
@@ -146,29 +155,43 @@ struct Pipeline<R: Request>: Sendable {
         state: LockedBox<CallRecord>
     ) async throws -> R.Response {
         let deadline = start.advanced(by: timeout)
-        return try await withThrowingTaskGroup(of: R.Response?.self) { group in
-            group.addTask { try await attempts(deadline: deadline, state: state) }
-            group.addTask {
-                try await Task.sleep(until: deadline.instant, clock: .continuous)
-                return nil
+        let race = DeadlineRace<R.Response>()
+        let work = Task { [self] in
+            do {
+                race.decide(.finished(.success(try await attempts(deadline: deadline, state: state))))
+            } catch {
+                race.decide(.finished(.failure(error)))
             }
-            defer { group.cancelAll() }
-            if let first = try await group.next(), let value = first {
-                return value
-            }
-            try Task.checkCancellation()
-            let (stage, isQueued, attempt) = state.withLock { ($0.stage, $0.isQueued, $0.attempt) }
-            // Queued for attempt 1, nothing was sent; for a later one, an earlier attempt reached the server.
-            let queued = attempt <= 1 ? ", and nothing was sent" : " for attempt \(attempt)"
-            throw CourierError(
-                code: .timedOut,
-                stage: stage,
-                message: isQueued
-                    ? "the call passed its deadline of \(timeout) while it waited for one of the client's "
-                        + "maxConcurrentRequests slots\(queued)"
-                    : "the call did not finish within its deadline of \(timeout)"
-            )
         }
+        let timer = Task {
+            do {
+                try await Task.sleep(until: deadline.instant, clock: .continuous)
+            } catch {
+                return  // cancelled: the work ended first
+            }
+            if race.decide(DeadlineRace<R.Response>.Outcome.timedOut) { work.cancel() }
+        }
+        let outcome = await withTaskCancellationHandler {
+            await race.outcome()
+        } onCancel: {
+            work.cancel()
+        }
+        timer.cancel()
+        if case .finished(let result) = outcome {
+            return try result.get()
+        }
+        try Task.checkCancellation()
+        let (stage, isQueued, attempt) = state.withLock { ($0.stage, $0.isQueued, $0.attempt) }
+        // Queued for attempt 1, nothing was sent; for a later one, an earlier attempt reached the server.
+        let queued = attempt <= 1 ? ", and nothing was sent" : " for attempt \(attempt)"
+        throw CourierError(
+            code: .timedOut,
+            stage: stage,
+            message: isQueued
+                ? "the call passed its deadline of \(timeout) while it waited for one of the client's "
+                    + "maxConcurrentRequests slots\(queued)"
+                : "the call did not finish within its deadline of \(timeout)"
+        )
     }
 
     /// The attempt loop: each turn runs adapters, sends and decides; a restart goes round again.
@@ -276,6 +299,9 @@ struct Pipeline<R: Request>: Sendable {
         deadline: Moment?,
         state: LockedBox<CallRecord>
     ) async throws -> TransportResponse {
+        // A call cancelled while its last adapter ran (by its caller, its deadline or `cancelAll`) sends nothing: a
+        // transport may not look before it writes.
+        try Task.checkCancellation()
         state.withLock { $0.stage = .transport }
         events?.emit(.sent, attempt: attempt)
         let context = transportContext(for: outgoing, plan: plan, attempt: attempt, deadline: deadline)

@@ -77,6 +77,77 @@ struct ClientTests {
         #expect(error?.stage == .transport)
     }
 
+    /// An adapter that waits until the test lets it go and ignores cancellation meanwhile, as a token provider
+    /// awaiting an uncancellable API does.
+    final class StubbornAdapter: RequestAdapter {
+        private let state = LockedBox((released: false, waiting: [CheckedContinuation<Void, Never>]()))
+        var name: String { "stubborn" }
+        var isReleased: Bool { state.withLock { $0.released } }
+
+        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            await withCheckedContinuation { continuation in
+                let go = state.withLock { state -> Bool in
+                    if !state.released { state.waiting.append(continuation) }
+                    return state.released
+                }
+                if go { continuation.resume() }
+            }
+            return request
+        }
+
+        func release() {
+            let waiting = state.withLock { state in
+                state.released = true
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+    }
+
+    @Test("a deadline ends the call while a step ignores cancellation; the step finishes in the background")
+    func deadlineWithAStubbornStep() async throws {
+        let stubborn = StubbornAdapter()
+        let (client, mock) = Fixtures.client {
+            $0.timeout = .milliseconds(100)
+            $0.adapters.append(stubborn)
+        }
+        mock.stub(.get, "/probe", with: .text("ok"))
+        // A bound, not a synchronisation: where the deadline waits for the step, the call ends only when this lets
+        // the step go, and the expectations below fail.
+        let watchdog = Task {
+            try? await Task.sleep(for: .seconds(10))
+            stubborn.release()
+        }
+        defer { watchdog.cancel() }
+        let started = ContinuousClock.now
+        let error = await expectCourierError { try await client.send(Probe()) }
+        #expect(!stubborn.isReleased, "the call waited for the step instead of ending at its deadline")
+        #expect(error?.code == .timedOut)
+        #expect(error?.stage == .adapt)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        stubborn.release()
+        #expect(mock.recordedRequests.isEmpty)
+        #expect(client.callsInFlight == 0)
+    }
+
+    /// Cancels the call it adapts, and returns as if nothing happened.
+    struct CancellingAdapter: RequestAdapter {
+        var name: String { "cancelling" }
+        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return request
+        }
+    }
+
+    @Test("a call cancelled while its last adapter runs sends nothing")
+    func cancelledDuringTheLastAdapter() async throws {
+        let (client, mock) = Fixtures.client { $0.adapters.append(CancellingAdapter()) }
+        mock.stub(.get, "/probe", with: .text("ok"))
+        await #expect(throws: CancellationError.self) { try await client.send(Probe()) }
+        #expect(mock.recordedRequests.isEmpty)
+    }
+
     @Test("environments: switched per client and overridden per request")
     func environments() async throws {
         let mock = MockTransport()

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 /// Step 3 of the pipeline: checks that run after every adapter, so no adapter can skip them.
@@ -9,7 +10,14 @@ import HTTPTypes
 ///   transport sends chunked), `Content-Length: 0` for a body-less POST, PUT or PATCH, and nothing for other
 ///   body-less requests. A TRACE request with a body is an error (RFC 9110 §9.3.8);
 /// - `Proxy-Authorization` is removed: it is meant for a proxy, which gets it from ``ProxyOptions``, and a header
-///   set on the request would reach the origin (in a tunnel, or with no proxy at all).
+///   set on the request would reach the origin (in a tunnel, or with no proxy at all);
+/// - the connection is the transport's: a `Host` field that names the URL's authority is removed (the transport
+///   writes it), another one is an error (URLSession replaces it, HTTP/2 sends the authority, so it would reach the
+///   server on one transport and not on another: the server's base URL says where a request goes); `Upgrade` is an
+///   error (Courier reads HTTP responses, not a switched protocol); `Connection` may say `close` or `keep-alive`, and
+///   anything else is an error (a token there makes every proxy on the way drop the field it names);
+///   `Keep-Alive` and `Proxy-Connection` are removed (HTTP/1.0 leftovers, malformed in HTTP/2); `TE` may only say
+///   `trailers`.
 enum RequestValidator {
     /// Checks and completes `request`. The cleartext check takes `base`'s answer when the request still goes to
     /// `base`'s authority.
@@ -43,13 +51,11 @@ enum RequestValidator {
         }
 
         // One pass to see whether there is anything to remove (an assignment by name scans the fields each time).
-        let hasRemovable = request.head.headerFields.contains { field in
-            field.name == .proxyAuthorization || field.name == .contentLength || field.name == .transferEncoding
-        }
-        if hasRemovable {
+        if request.head.headerFields.contains(where: { isOwned($0.name) }) {
             request.head.headerFields[.proxyAuthorization] = nil
             request.head.headerFields[.contentLength] = nil
             request.head.headerFields[.transferEncoding] = nil
+            try checkConnectionFields(&request.head.headerFields, authority: authority, isCleartext: isCleartext)
         }
         if let body = request.body {
             if head.method == .trace {
@@ -120,6 +126,89 @@ enum RequestValidator {
             }
             return !inQuery && endsEncodedDotSegment() ? dotSegment : nil
         }
+    }
+
+    /// Whether `name` is a field Courier owns or checks: framing, proxy credentials, the connection's fields. By
+    /// length first: most fields of a request are none of these, and this runs for each field of every call.
+    private static func isOwned(_ name: HTTPField.Name) -> Bool {
+        switch name.canonicalName.utf8.count {
+        case 2: name == .te
+        case 4: name == host
+        case 7: name == .upgrade
+        case 10: name == .connection || name == keepAlive
+        case 14: name == .contentLength
+        case 16: name == proxyConnection
+        case 17: name == .transferEncoding
+        case 19: name == .proxyAuthorization
+        default: false
+        }
+    }
+
+    /// `Host`, which swift-http-types leaves out of its names (``HTTPRequest/authority`` says it).
+    private static let host = HTTPField.Name("Host")!
+    private static let keepAlive = HTTPField.Name("Keep-Alive")!
+    private static let proxyConnection = HTTPField.Name("Proxy-Connection")!
+
+    /// Checks the connection's fields an adapter or request set (see the type's summary): removes those that go,
+    /// throws `invalidHeader` for those that would change what the transport does with the connection.
+    @inline(never)
+    private static func checkConnectionFields(
+        _ fields: inout HTTPFields, authority: String, isCleartext: Bool
+    ) throws {
+        fields[keepAlive] = nil
+        fields[proxyConnection] = nil
+        for value in fields[values: host] {
+            guard sameAuthority(value, authority, defaultPort: isCleartext ? 80 : 443) else {
+                throw invalidHeader(
+                    "the Host header ('\(value)') is not the URL's authority ('\(authority)'): the transport sends "
+                        + "the authority (URLSession replaces a Host header, HTTP/2 sends :authority); put the host "
+                        + "in the server's base URL")
+            }
+        }
+        fields[host] = nil
+        if fields[.upgrade] != nil {
+            throw invalidHeader(
+                "an Upgrade header asks the server to switch protocols, which Courier's transports do not follow")
+        }
+        for token in tokens(fields[values: .connection]) where token != "close" && token != "keep-alive" {
+            throw invalidHeader(
+                "the Connection header may say close or keep-alive; '\(token)' would make every proxy on the way "
+                    + "drop the header it names")
+        }
+        for token in tokens(fields[values: .te]) where token != "trailers" {
+            throw invalidHeader(
+                "the TE header may only say trailers; '\(token)' asks for a transfer coding the transports do not "
+                    + "decode")
+        }
+    }
+
+    /// The comma-separated tokens of `values`, lowercased, without their parameters.
+    private static func tokens(_ values: [String]) -> [String] {
+        values.flatMap { $0.split(separator: ",") }.compactMap { item in
+            let token = item.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
+            return token.isEmpty ? nil : token
+        }
+    }
+
+    /// Whether a `Host` value names `authority`: the same host (case aside, a trailing dot aside) and port (the
+    /// scheme's default port when either leaves it out).
+    private static func sameAuthority(_ host: String, _ authority: String, defaultPort: Int) -> Bool {
+        func split(_ value: String) -> (host: String, port: Int?)? {
+            let value = value.trimmingCharacters(in: .whitespaces).lowercased()
+            let name = hostPart(of: value)
+            let rest = value[name.endIndex...].drop { $0 == "]" }
+            var host = String(name)
+            if host.hasSuffix(".") { host.removeLast() }
+            if rest.isEmpty { return (host, nil) }
+            guard rest.first == ":", let port = Int(rest.dropFirst()) else { return nil }
+            return (host, port)
+        }
+        guard let given = split(host), let wanted = split(authority) else { return false }
+        return given.host == wanted.host && (given.port ?? defaultPort) == (wanted.port ?? defaultPort)
+    }
+
+    private static func invalidHeader(_ message: String) -> CourierError {
+        CourierError(code: .invalidHeader, stage: .validate, message: message + "; nothing was sent")
     }
 
     /// The host of `authority` (`host`, `host:port`, `[v6]` or `[v6]:port`), found by bytes: a `Character` search

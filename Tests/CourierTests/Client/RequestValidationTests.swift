@@ -424,6 +424,56 @@ struct RequestValidationTests {
         #expect(error?.stage == .validate)
     }
 
+    // MARK: - The connection's fields
+
+    @Test(
+        "a Host header naming the URL's authority is removed (the transport writes it)",
+        arguments: ["api.example.com", "API.example.com", "api.example.com:443", "api.example.com."])
+    func hostNamingTheAuthority(value: String) async throws {
+        let recorded = try await send(AdapterFixtures.probe(headers: ["Host": value]))
+        #expect(recorded.head.headerFields[HTTPField.Name("Host")!] == nil)
+        #expect(recorded.head.authority == "api.example.com")
+    }
+
+    @Test(
+        "a Host header naming another host or port is invalidHeader; nothing is sent",
+        arguments: ["internal.example.com", "api.example.com:8443", "api.example.com:80", "127.0.0.1"])
+    func hostNamingAnotherAuthority(value: String) async throws {
+        let error = await reject(AdapterFixtures.probe(headers: ["Host": value]))
+        #expect(error?.code == .invalidHeader)
+        #expect(error?.stage == .validate)
+        #expect(error?.message?.contains("'\(value)'") == true)
+        #expect(error?.message?.contains("base URL") == true)
+    }
+
+    @Test(
+        "Upgrade, a Connection token other than close or keep-alive, and TE other than trailers are invalidHeader",
+        arguments: [
+            ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Connection", "close, X-Api-Key"),
+            ("TE", "gzip"), ("TE", "trailers, deflate;q=0.5"),
+        ])
+    func connectionFieldsRefused(name: String, value: String) async throws {
+        let error = await reject(AdapterFixtures.probe(headers: [name: value]))
+        #expect(error?.code == .invalidHeader)
+        #expect(error?.stage == .validate)
+        #expect(error?.message?.contains(name) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("Connection: close and TE: trailers go as set; Keep-Alive and Proxy-Connection are removed")
+    func connectionFieldsKeptOrRemoved() async throws {
+        let recorded = try await send(
+            AdapterFixtures.probe(headers: [
+                "Connection": "Close", "TE": "trailers", "Keep-Alive": "timeout=5", "Proxy-Connection": "keep-alive",
+                "X-Custom": "kept",
+            ]))
+        let fields = recorded.head.headerFields
+        #expect(fields[.connection] == "Close")
+        #expect(fields[.te] == "trailers")
+        #expect(fields[HTTPField.Name("Keep-Alive")!] == nil)
+        #expect(fields[HTTPField.Name("Proxy-Connection")!] == nil)
+        #expect(fields[HTTPField.Name("X-Custom")!] == "kept")
+    }
+
     // MARK: - Row 45: cleartext
 
     static let allowedCleartext = [

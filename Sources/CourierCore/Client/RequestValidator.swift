@@ -37,8 +37,8 @@ enum RequestValidator {
             throw invalidURL("the request has no host")
         }
         // Bytes, not `Character`s: a character search breaks the string into graphemes (1 % of a call, issue #17).
-        guard !authority.utf8.contains(UInt8(ascii: "@")) else {
-            throw invalidURL("the URL carries userinfo (user:password@); send credentials with an adapter instead")
+        guard authority.utf8.allSatisfy(RequestResolver.isHostByte) else {
+            throw invalidAuthority(authority)
         }
         if isCleartext, !(base.allowsCleartext && base.authority == authority) {
             let host = hostPart(of: authority)
@@ -219,6 +219,22 @@ enum RequestValidator {
             return authority[bytes.index(after: bytes.startIndex)..<end]
         }
         return authority[..<(bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex)]
+    }
+
+    /// What is wrong with an authority that has a byte no host or port has: userinfo (`user:password@`, left out of
+    /// the message), or another byte an adapter put there (a `/`, a space), which would make the request line or
+    /// `Host` name another target than the connection's.
+    @inline(never)
+    private static func invalidAuthority(_ authority: String) -> CourierError {
+        if authority.utf8.contains(UInt8(ascii: "@")) {
+            return invalidURL("the URL carries userinfo (user:password@); send credentials with an adapter instead")
+        }
+        let bytes = Array(authority.utf8)
+        let index = bytes.firstIndex { !RequestResolver.isHostByte($0) } ?? 0
+        let byte = String(bytes[index], radix: 16, uppercase: true)
+        return invalidURL(
+            "the authority '\(authority.filter { $0.isASCII && !$0.isWhitespace && $0 != "\0" })' has a byte no "
+                + "host or port has (0x\(byte.count == 1 ? "0" + byte : byte) at byte \(index))")
     }
 
     /// Not inlined: its message would add to the frame of every call that validates a request (issue #17).

@@ -157,6 +157,19 @@ struct RequestValidationTests {
         #expect(!description.contains("hunter2"))
     }
 
+    @Test(
+        "an authority an adapter sets with a byte no host has is invalidURL; nothing is sent",
+        arguments: [
+            "api.example.com/admin", "api.example.com evil", "api.example.com?x", "api.example.com#f", "a\u{7F}b",
+        ])
+    func invalidAuthorityFromAdapter(authority: String) async throws {
+        let probe = AdapterFixtures.probe(adapters: [AdapterFixtures.retarget(authority: authority)])
+        let error = await reject(probe)
+        #expect(error?.code == .invalidURL)
+        #expect(error?.stage == .validate)
+        #expect(error?.message?.contains("has a byte no host or port has") == true, "\(error?.message ?? "")")
+    }
+
     // MARK: - Rows 12–13: path parameters and literal paths
 
     static let pathSegments: [(value: String, encoded: String)] = [

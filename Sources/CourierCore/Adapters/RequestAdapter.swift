@@ -9,9 +9,10 @@ public import Logging
 /// fails the call with the stage ``CourierError/Stage/adapt``.
 ///
 /// After a redirect, the adapters run again for the redirect's target, and each one sees the request as it will be
-/// sent: the redirect's URL and method, and no body (nor its content headers) when the redirect dropped it (a 303, a
-/// 301 or 302 after a `POST`). Courier puts these back after each adapter, so an adapter that signs the request
-/// signs what goes on the wire.
+/// sent: the redirect's URL (without a `Host` field), and, when the redirect dropped the body (a 303, a 301 or 302
+/// after a `POST`), the redirect's method and no body nor content headers. Courier puts these back after each
+/// adapter, so an adapter that signs the request signs what goes on the wire. A redirect that keeps the body (307,
+/// 308) keeps the method the adapters build.
 ///
 /// Built-ins are reachable by static-member lookup:
 ///

@@ -11,6 +11,10 @@ struct CallRecord: Sendable {
     /// After a redirect, where it sends the call: put back on the request after each adapter of every later attempt
     /// (`Pipeline.follow(_:to:state:)`).
     var redirect: RequestResolver.RedirectTarget?
+    /// Whether a redirect of this call dropped the body: one that said so (a 303, a 301 or 302 after a `POST`), or
+    /// one whose method is not the one the request was sent with. The body stays dropped for the rest of the chain: a
+    /// 307 or 308 after it keeps the `GET` it was sent, not the body the adapters build again.
+    var bodyDropped = false
     var response: HTTPResponse?
     /// The protocol the last response came over (`h2`, `http/1.1`), when the transport reported it.
     var negotiatedProtocol: String?

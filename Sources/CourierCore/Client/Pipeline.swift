@@ -143,7 +143,8 @@ struct Pipeline<R: Request>: Sendable {
     /// first of their end and the deadline resumes the caller (`DeadlineRace`). At the deadline, the attempts are
     /// cancelled: the transport's request, a back-off, a queue for a slot all end at once. A step that does not stop
     /// when cancelled (an adapter or token provider awaiting something uncancellable) no longer holds the caller: it
-    /// finishes in the background, keeps its slot of `maxConcurrentRequests` until then, and its result is dropped.
+    /// finishes in the background, keeps its slot of `maxConcurrentRequests` until then, and its result and events
+    /// are dropped (monitors see nothing of the call after its `failed`).
     /// Cancelling the caller cancels the attempts, which end the call as they stop (at the latest at the deadline).
     ///
     /// Not inlined: inlined, its locals made `call`'s frame, which every call in flight keeps, larger with or without
@@ -156,12 +157,16 @@ struct Pipeline<R: Request>: Sendable {
     ) async throws -> R.Response {
         let deadline = start.advanced(by: timeout)
         let race = DeadlineRace<R.Response>()
+        let events = events
         let work = Task { [self] in
+            let outcome: DeadlineRace<R.Response>.Outcome
             do {
-                race.decide(.finished(.success(try await attempts(deadline: deadline, state: state))))
+                outcome = .finished(.success(try await attempts(deadline: deadline, state: state)))
             } catch {
-                race.decide(.finished(.failure(error)))
+                outcome = .finished(.failure(error))
             }
+            // Lost to the deadline: the caller has gone, and the timer held back this call's events meanwhile.
+            if !race.decide(outcome) { events?.release() }
         }
         let timer = Task {
             do {
@@ -169,7 +174,11 @@ struct Pipeline<R: Request>: Sendable {
             } catch {
                 return  // cancelled: the work ended first
             }
-            if race.decide(DeadlineRace<R.Response>.Outcome.timedOut) { work.cancel() }
+            // Held back as the deadline wins, under the race's lock: no event of the work slips in after its
+            // caller's end, and none before the deadline is lost.
+            if race.decide(DeadlineRace<R.Response>.Outcome.timedOut, whenFirst: { events?.abandon() }) {
+                work.cancel()
+            }
         }
         let outcome = await withTaskCancellationHandler {
             await race.outcome()
@@ -685,9 +694,17 @@ struct Pipeline<R: Request>: Sendable {
     private static func follow(
         _ redirection: Redirection, to outgoing: inout OutgoingRequest, state: LockedBox<CallRecord>
     ) {
-        let target = RequestResolver.RedirectTarget(redirection, resolved: outgoing.head)
+        let head = outgoing.head
         outgoing.head.method = redirection.method
-        state.withLock { $0.redirect = target }
+        state.withLock { record in
+            // `record.request` is the request the redirect answered, as it was sent (or, on a retry, the attempt
+            // before, which went to this same target).
+            if redirection.dropsBody || (record.request.map { $0.method != redirection.method } ?? false) {
+                record.bodyDropped = true
+            }
+            record.redirect = RequestResolver.RedirectTarget(
+                redirection, resolved: head, dropsBody: record.bodyDropped)
+        }
     }
 
     /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also

@@ -170,35 +170,31 @@ extension RequestResolver {
         let scheme: String?
         let authority: String?
         let path: String?
-        /// Whether the body goes no more: the redirect drops it, or an adapter built the request with another method
-        /// than the redirect's (the request was a `POST` when a 303 made it a `GET`).
-        private var dropsBody: Bool
+        /// Whether the body goes no more, and the method is the redirect's: see ``CallRecord/bodyDropped``.
+        let dropsBody: Bool
 
         /// The target of `redirection`, as ``RequestResolver/resolve(_:serverHeadersFrom:)`` resolved it into
         /// `head`.
-        init(_ redirection: Redirection, resolved head: HTTPRequest) {
+        init(_ redirection: Redirection, resolved head: HTTPRequest, dropsBody: Bool) {
             self.redirection = redirection
             scheme = head.scheme
             authority = head.authority
             path = head.path
-            dropsBody = redirection.dropsBody
+            self.dropsBody = dropsBody
         }
 
-        /// Puts the redirect's URL and method back on `request`, and drops the body and its content headers when the
-        /// redirect drops the body.
+        /// Puts the redirect's URL back on `request` (a `Host` field named the first target: it goes), and, when the
+        /// body is dropped, the redirect's method, dropping the body and its content headers.
         ///
-        /// A redirect that changed the method dropped the body (303, and 301/302 after a POST), and the body stays
-        /// dropped: a 307 or 308 after it keeps the `GET` it was sent, not the body the adapters build again for the
-        /// request before the first redirect.
-        mutating func apply(to request: inout OutgoingRequest) {
+        /// A redirect that keeps the body (307, 308, a 301 or 302 after a `PUT`) keeps the method the adapters build:
+        /// an adapter that sends a `PATCH` as a `POST` with `X-HTTP-Method-Override` still sees the `PATCH`.
+        func apply(to request: inout OutgoingRequest) {
             request.head.scheme = scheme
             request.head.authority = authority
             request.head.path = path
-            if request.head.method != redirection.method {
-                dropsBody = true
-                request.head.method = redirection.method
-            }
+            request.head.headerFields[RequestResolver.host] = nil
             guard dropsBody else { return }
+            request.head.method = redirection.method
             request.body = nil
             for name in [HTTPField.Name.contentType, .contentEncoding, .contentLength, .transferEncoding] {
                 request.head.headerFields[name] = nil
@@ -206,6 +202,9 @@ extension RequestResolver {
             request.head.headerFields[.contentLanguage] = nil
         }
     }
+
+    /// `Host`, which swift-http-types leaves out of its names (``HTTPRequest/authority`` says it).
+    static let host = HTTPField.Name("Host")!
 
     /// Removes every credential header, and every header the redactor treats as sensitive.
     static func stripCredentials(from fields: inout HTTPFields, redactor: Redactor) {

@@ -14,8 +14,9 @@ import HTTPTypes
 /// - the connection is the transport's: a `Host` field that names the URL's authority is removed (the transport
 ///   writes it), another one is an error (URLSession replaces it, HTTP/2 sends the authority, so it would reach the
 ///   server on one transport and not on another: the server's base URL says where a request goes); `Upgrade` is an
-///   error (Courier reads HTTP responses, not a switched protocol); `Connection` may say `close` or `keep-alive`, and
-///   anything else is an error (a token there makes every proxy on the way drop the field it names);
+///   error (Courier reads HTTP responses, not a switched protocol); `Connection` may say `close`, `keep-alive`, and
+///   `TE` beside a `TE` field (RFC 9110 §10.1.4), and anything else is an error (a token there makes every proxy on
+///   the way drop the field it names);
 ///   `Keep-Alive` and `Proxy-Connection` are removed (HTTP/1.0 leftovers, malformed in HTTP/2); `TE` may only say
 ///   `trailers`.
 enum RequestValidator {
@@ -37,7 +38,7 @@ enum RequestValidator {
             throw invalidURL("the request has no host")
         }
         // Bytes, not `Character`s: a character search breaks the string into graphemes (1 % of a call, issue #17).
-        guard authority.utf8.allSatisfy(RequestResolver.isHostByte) else {
+        guard authority.utf8.allSatisfy(RequestResolver.isHostByte), hasValidPort(authority) else {
             throw invalidAuthority(authority)
         }
         if isCleartext, !(base.allowsCleartext && base.authority == authority) {
@@ -133,7 +134,7 @@ enum RequestValidator {
     private static func isOwned(_ name: HTTPField.Name) -> Bool {
         switch name.canonicalName.utf8.count {
         case 2: name == .te
-        case 4: name == host
+        case 4: name == RequestResolver.host
         case 7: name == .upgrade
         case 10: name == .connection || name == keepAlive
         case 14: name == .contentLength
@@ -144,8 +145,6 @@ enum RequestValidator {
         }
     }
 
-    /// `Host`, which swift-http-types leaves out of its names (``HTTPRequest/authority`` says it).
-    private static let host = HTTPField.Name("Host")!
     private static let keepAlive = HTTPField.Name("Keep-Alive")!
     private static let proxyConnection = HTTPField.Name("Proxy-Connection")!
 
@@ -157,7 +156,7 @@ enum RequestValidator {
     ) throws {
         fields[keepAlive] = nil
         fields[proxyConnection] = nil
-        for value in fields[values: host] {
+        for value in fields[values: RequestResolver.host] {
             guard sameAuthority(value, authority, defaultPort: isCleartext ? 80 : 443) else {
                 throw invalidHeader(
                     "the Host header ('\(value)') is not the URL's authority ('\(authority)'): the transport sends "
@@ -165,15 +164,17 @@ enum RequestValidator {
                         + "in the server's base URL")
             }
         }
-        fields[host] = nil
+        fields[RequestResolver.host] = nil
         if fields[.upgrade] != nil {
             throw invalidHeader(
                 "an Upgrade header asks the server to switch protocols, which Courier's transports do not follow")
         }
-        for token in tokens(fields[values: .connection]) where token != "close" && token != "keep-alive" {
+        let hasTE = fields[.te] != nil
+        for token in tokens(fields[values: .connection])
+        where token != "close" && token != "keep-alive" && !(token == "te" && hasTE) {
             throw invalidHeader(
-                "the Connection header may say close or keep-alive; '\(token)' would make every proxy on the way "
-                    + "drop the header it names")
+                "the Connection header may say close, keep-alive, or TE beside a TE header; '\(token)' would make "
+                    + "every proxy on the way drop the header it names")
         }
         for token in tokens(fields[values: .te]) where token != "trailers" {
             throw invalidHeader(
@@ -221,6 +222,26 @@ enum RequestValidator {
         return authority[..<(bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex)]
     }
 
+    /// Whether what follows the host in `authority` (host bytes only) is nothing, or `:` and a port number.
+    private static func hasValidPort(_ authority: String) -> Bool {
+        let bytes = authority.utf8
+        let rest: Substring.UTF8View
+        if bytes.first == UInt8(ascii: "[") {
+            guard let end = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            rest = authority[bytes.index(after: end)...].utf8
+        } else if let colon = bytes.firstIndex(of: UInt8(ascii: ":")) {
+            rest = authority[colon...].utf8
+        } else {
+            return true
+        }
+        guard let first = rest.first else { return true }
+        let digits = rest.dropFirst()
+        guard first == UInt8(ascii: ":"), (1...5).contains(digits.count),
+            digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return false }
+        return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 65535
+    }
+
     /// What is wrong with an authority that has a byte no host or port has: userinfo (`user:password@`, left out of
     /// the message), or another byte an adapter put there (a `/`, a space), which would make the request line or
     /// `Host` name another target than the connection's.
@@ -229,12 +250,15 @@ enum RequestValidator {
         if authority.utf8.contains(UInt8(ascii: "@")) {
             return invalidURL("the URL carries userinfo (user:password@); send credentials with an adapter instead")
         }
+        let shown = authority.filter { $0.isASCII && !$0.isWhitespace && $0 != "\0" }
         let bytes = Array(authority.utf8)
-        let index = bytes.firstIndex { !RequestResolver.isHostByte($0) } ?? 0
+        guard let index = bytes.firstIndex(where: { !RequestResolver.isHostByte($0) }) else {
+            return invalidURL("the authority '\(shown)' has a port that is not a number from 0 to 65535")
+        }
         let byte = String(bytes[index], radix: 16, uppercase: true)
         return invalidURL(
-            "the authority '\(authority.filter { $0.isASCII && !$0.isWhitespace && $0 != "\0" })' has a byte no "
-                + "host or port has (0x\(byte.count == 1 ? "0" + byte : byte) at byte \(index))")
+            "the authority '\(shown)' has a byte no host or port has (0x\(byte.count == 1 ? "0" + byte : byte) at "
+                + "byte \(index))")
     }
 
     /// Not inlined: its message would add to the frame of every call that validates a request (issue #17).

@@ -41,14 +41,19 @@ final class DeadlineRace<Value: Sendable>: Sendable {
     }
 
     /// Reports an outcome; only the first one counts. Returns whether it was the first.
+    ///
+    /// - Parameter whenFirst: Runs, under the race's lock, when `outcome` is the first: what it does happens before
+    ///   any later `decide` returns.
     @discardableResult
-    func decide(_ outcome: Outcome) -> Bool {
+    func decide(_ outcome: Outcome, whenFirst: () -> Void = {}) -> Bool {
         let (first, waiting) = state.withLock { state -> (Bool, CheckedContinuation<Outcome, Never>?) in
             switch state {
             case .empty:
+                whenFirst()
                 state = .decided(outcome)
                 return (true, nil)
             case .waiting(let continuation):
+                whenFirst()
                 state = .resumed
                 return (true, continuation)
             case .decided, .resumed:

@@ -21,6 +21,9 @@ final class EventDispatcher: Sendable {
     private let monitors: [any EventMonitor]
     private let capacity: Int
     private let dropped = LockedBox(0)
+    /// Calls that ended at their deadline while their attempts still run (`Pipeline.withDeadline`): until those
+    /// attempts end, their events are dropped, so that a monitor sees nothing of a call after its `failed`.
+    private let abandoned = LockedBox(Set<CourierEvent.CallID>())
 
     /// `nil` when there are no monitors, so a client without monitors builds no events at all.
     init?(monitors: [any EventMonitor], capacity: Int) {
@@ -54,6 +57,7 @@ final class EventDispatcher: Sendable {
     /// Offers `event` to every monitor; a monitor whose buffer is full misses it, unless it ends a call.
     func dispatch(_ event: CourierEvent) {
         let isLast = event.kind.endsCall
+        if !isLast, abandoned.withLock({ !$0.isEmpty && $0.contains(event.callID) }) { return }
         for outlet in outlets {
             let admitted = outlet.pending.withLock { pending in
                 guard pending < capacity || (isLast && pending < 2 * capacity) else { return false }
@@ -66,6 +70,16 @@ final class EventDispatcher: Sendable {
                 dropped.withLock { $0 += 1 }
             }
         }
+    }
+
+    /// Drops the events of the call `id` but its end, until ``release(_:)``: its caller is gone (see `abandoned`).
+    func abandon(_ id: CourierEvent.CallID) {
+        abandoned.withLock { _ = $0.insert(id) }
+    }
+
+    /// Lets the events of the call `id` through again: its abandoned attempts ended.
+    func release(_ id: CourierEvent.CallID) {
+        abandoned.withLock { _ = $0.remove(id) }
     }
 
     /// Events dropped so far because a monitor's buffer was full.
@@ -142,6 +156,12 @@ struct CallEvents: Sendable {
             kind: kind
         )
     }
+
+    /// From now on, drops this call's events but its end: it ended at its deadline while its attempts still run.
+    func abandon() { dispatcher.abandon(callID) }
+
+    /// Lets this call's events through again (its abandoned attempts ended, or it was not abandoned after all).
+    func release() { dispatcher.release(callID) }
 
     func adapted(_ head: HTTPRequest, attempt: Int) {
         emit(.adapted(redactor.redact(head)), attempt: attempt)

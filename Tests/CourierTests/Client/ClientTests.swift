@@ -105,12 +105,15 @@ struct ClientTests {
         }
     }
 
-    @Test("a deadline ends the call while a step ignores cancellation; the step finishes in the background")
+    @Test("a deadline ends the call while a step ignores cancellation; the step finishes in the background, unseen")
     func deadlineWithAStubbornStep() async throws {
         let stubborn = StubbornAdapter()
+        let recorder = MonitorFixtures.RecordingMonitor()
         let (client, mock) = Fixtures.client {
             $0.timeout = .milliseconds(100)
             $0.adapters.append(stubborn)
+            $0.maxConcurrentRequests = 1  // the second call goes once the first one's attempts let the slot go
+            $0.monitors = [recorder]
         }
         mock.stub(.get, "/probe", with: .text("ok"))
         // A bound, not a synchronisation: where the deadline waits for the step, the call ends only when this lets
@@ -126,9 +129,17 @@ struct ClientTests {
         #expect(error?.code == .timedOut)
         #expect(error?.stage == .adapt)
         #expect(ContinuousClock.now - started < .seconds(10))
-        stubborn.release()
-        #expect(mock.recordedRequests.isEmpty)
         #expect(client.callsInFlight == 0)
+
+        // The step ends; its attempt, cancelled, sends nothing and gives the slot to the next call.
+        stubborn.release()
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(mock.recordedRequests.count == 1)
+        let events = await recorder.events(untilCallsEnded: 2)
+        let first = try #require(events.first?.callID)
+        let ofFirst = events.filter { $0.callID == first }.map(\.kind)
+        #expect(ofFirst.last?.isTerminal == true, "an event of the first call came after its end: \(ofFirst)")
+        #expect(!ofFirst.contains { if case .adapted = $0 { true } else { false } }, "\(ofFirst)")
     }
 
     /// Cancels the call it adapts, and returns as if nothing happened.

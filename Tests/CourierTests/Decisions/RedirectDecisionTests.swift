@@ -138,6 +138,47 @@ struct RedirectDecisionTests {
         #expect(requests[1].bodyText == "form")
     }
 
+    /// Sends a `PATCH` as a `POST` with `X-HTTP-Method-Override`, as for servers that take no `PATCH`.
+    struct MethodOverrideAdapter: RequestAdapter {
+        var name: String { "methodOverride" }
+        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            var request = request
+            guard request.head.method == .patch else { return request }
+            request.head.method = .post
+            request.head.headerFields[HTTPField.Name("X-HTTP-Method-Override")!] = "PATCH"
+            return request
+        }
+    }
+
+    @Test("after a 307, an adapter that sends a PATCH as a POST still sees the PATCH; the body goes again")
+    func methodOverrideAcrossA307() async throws {
+        let (client, mock) = Self.client(decisions: [RedirectDecision()])
+        let overriding = client.configured { $0.adapters.append(MethodOverrideAdapter()) }
+        mock.stub(.post, "/start", with: Self.redirect(307, to: "/again"))
+        mock.stub(.post, "/again", with: .text("landed"))
+        #expect(try await overriding.send(Self.probe(method: .patch, body: .text("change"))) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 2)
+        let override = HTTPField.Name("X-HTTP-Method-Override")!
+        #expect(requests.map(\.head.method) == [.post, .post])
+        #expect(requests.map { $0.head.headerFields[override] } == ["PATCH", "PATCH"])
+        #expect(requests.map(\.bodyText) == ["change", "change"])
+    }
+
+    @Test("a Host header of the request goes after a redirect to another origin; the call follows it")
+    func hostHeaderAcrossOrigins() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "https://cdn.test/file"))
+        mock.stub(.get, "/file", with: .text("landed"))
+        var probe = Self.probe()
+        probe.headers.append(name: "Host", value: "a.test")
+        #expect(try await client.send(probe) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 2)
+        #expect(requests[1].head.authority == "cdn.test")
+        #expect(requests[1].head.headerFields[HTTPField.Name("Host")!] == nil)
+    }
+
     @Test(
         "row 2: another port or scheme is another origin",
         arguments: [("https://a.test", "https://a.test:8443/landing"), ("http://a.test", "https://a.test/landing")]

@@ -40,8 +40,11 @@ extension Client {
     /// Sends `request` like ``send(_:)`` and returns its value with the status, header fields, decision trace,
     /// attempts, duration and protocol of the call (see ``Exchange``).
     ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - tags: Labels for ``cancelAll(tagged:)``, as for ``send(_:tags:)``.
     /// - Throws: What ``send(_:)`` throws.
-    public func exchange<R: Request>(for request: R) async throws -> Exchange<R.Response> {
-        try await registry.run(tags: []) { [self] in try await Pipeline(client: self, request: request).exchange() }
+    public func exchange<R: Request>(for request: R, tags: Set<RequestTag> = []) async throws -> Exchange<R.Response> {
+        try await registry.run(tags: tags) { [self] in try await Pipeline(client: self, request: request).exchange() }
     }
 }

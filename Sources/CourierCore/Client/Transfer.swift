@@ -79,11 +79,15 @@ extension Client {
     /// The progress sequence finishes when ``Transfer/value`` is ready. For a ``LiveResponse`` that is when the head
     /// arrives: its body is read afterwards, by you, so its download is not reported here (count the chunks as you
     /// read them; ``LiveResponse/length`` is the total when the server declared it).
-    public func transfer<R: Request>(_ request: R) -> Transfer<R.Response> {
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - tags: Labels for ``cancelAll(tagged:)`` (the uploads of a screen, say), as for ``send(_:tags:)``.
+    public func transfer<R: Request>(_ request: R, tags: Set<RequestTag> = []) -> Transfer<R.Response> {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let task = Task {
             defer { continuation.finish() }
-            return try await registry.run(tags: []) { [self] in
+            return try await registry.run(tags: tags) { [self] in
                 try await Pipeline(client: self, request: request, progress: { continuation.yield($0) }).run()
             }
         }

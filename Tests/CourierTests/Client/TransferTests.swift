@@ -170,6 +170,33 @@ struct TransferTests {
         await #expect(throws: CancellationError.self) { try await transfer.value }
     }
 
+    @Test("cancelAll(tagged:) cancels the transfers and exchanges with that tag, and only those")
+    func taggedTransfersAndExchanges() async throws {
+        let (client, mock) = Fixtures.client()
+        let gate = JobFixtures.Gate()
+        var arrivals = gate.arrivals.makeAsyncIterator()
+        mock.stub(.get, "/probe") { request in
+            let id = request.head.headerFields[HTTPField.Name("X-Id")!] ?? "?"
+            guard await gate.enter(id) else { throw CancellationError() }
+            return .text("done \(id)")
+        }
+        func probe(_ id: String) -> Probe<String> {
+            var probe = Probe<String>()
+            probe.headers = ["X-Id": id]
+            return probe
+        }
+        let upload = client.transfer(probe("upload"), tags: ["screen"])
+        let other = client.transfer(probe("other"))
+        let exchange = Task { try await client.exchange(for: probe("exchange"), tags: ["screen"]) }
+        #expect(Set(await JobFixtures.waitFor(3, on: &arrivals)) == ["upload", "other", "exchange"])
+        #expect(client.cancelAll(tagged: "screen") == 2)
+        await #expect(throws: CancellationError.self) { try await upload.value }
+        await #expect(throws: CancellationError.self) { try await exchange.value }
+        #expect(gate.parked == ["other"])
+        gate.release("other")
+        #expect(try await other.value == "done other")
+    }
+
     @Test("cancelling the task that awaits a transfer's value cancels the call, as it does a send")
     func cancellingTheAwaiterCancelsTheTransfer() async throws {
         let (client, mock) = Fixtures.client()

@@ -181,7 +181,7 @@ struct Pipeline<R: Request>: Sendable {
             }
         }
         let outcome = await withTaskCancellationHandler {
-            await race.outcome()
+            await Self.outcome(of: race, escalating: work)
         } onCancel: {
             work.cancel()
         }
@@ -201,6 +201,22 @@ struct Pipeline<R: Request>: Sendable {
                     + "maxConcurrentRequests slots\(queued)"
                 : "the call did not finish within its deadline of \(timeout)"
         )
+    }
+
+    /// Waits for `race`, passing an escalation of the waiting task's priority on to `work` (a task awaited from a
+    /// higher-priority one, a SwiftUI task the user is waiting for), as a child task would get it. Where the system
+    /// cannot (before macOS, iOS, tvOS, watchOS and visionOS 26), `work` keeps the priority it started with.
+    private static func outcome(
+        of race: DeadlineRace<R.Response>, escalating work: Task<Void, Never>
+    ) async -> DeadlineRace<R.Response>.Outcome {
+        if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+            return await withTaskPriorityEscalationHandler {
+                await race.outcome()
+            } onPriorityEscalated: { _, priority in
+                work.escalatePriority(to: priority)
+            }
+        }
+        return await race.outcome()
     }
 
     /// The attempt loop: each turn runs adapters, sends and decides; a restart goes round again.

@@ -142,6 +142,66 @@ struct ClientTests {
         #expect(!ofFirst.contains { if case .adapted = $0 { true } else { false } }, "\(ofFirst)")
     }
 
+    /// Waits until the task it runs in is escalated to `.high` or above, and records whether it was (false after a
+    /// 10-second bound, not a synchronisation: the test fails then).
+    @available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *)
+    final class EscalationProbe: RequestAdapter {
+        private let state = LockedBox(
+            (entered: [CheckedContinuation<Void, Never>](), isIn: false, escalated: nil as Bool?))
+        var name: String { "escalation" }
+        var escalated: Bool? { state.withLock { $0.escalated } }
+
+        /// Returns once the adapter runs.
+        func entered() async {
+            await withCheckedContinuation { continuation in
+                let isIn = state.withLock { state -> Bool in
+                    if !state.isIn { state.entered.append(continuation) }
+                    return state.isIn
+                }
+                if isIn { continuation.resume() }
+            }
+        }
+
+        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            let (escalated, stream) = AsyncStream<Bool>.makeStream()
+            let seen = await withTaskPriorityEscalationHandler {
+                for waiter in state.withLock({ state in
+                    state.isIn = true
+                    defer { state.entered = [] }
+                    return state.entered
+                }) { waiter.resume() }
+                if Task.currentPriority >= .high { return true }
+                let bound = Task {
+                    try? await Task.sleep(for: .seconds(10))
+                    stream.yield(false)
+                }
+                defer { bound.cancel() }
+                var iterator = escalated.makeAsyncIterator()
+                return await iterator.next() ?? false
+            } onPriorityEscalated: { _, priority in
+                if priority >= .high { stream.yield(true) }
+            }
+            state.withLock { $0.escalated = seen }
+            return request
+        }
+    }
+
+    @available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *)
+    @Test("a call with a deadline is escalated with the task that awaits it")
+    func deadlineCallIsEscalated() async throws {
+        let probe = EscalationProbe()
+        let (client, mock) = Fixtures.client {
+            $0.timeout = .seconds(30)
+            $0.adapters.append(probe)
+        }
+        mock.stub(.get, "/probe", with: .text("ok"))
+        let low = Task(priority: .low) { try await client.send(Probe()) }
+        await probe.entered()
+        let high = Task(priority: .high) { try await low.value }  // awaiting a task escalates it
+        #expect(try await high.value == "ok")
+        #expect(probe.escalated == true)
+    }
+
     /// Cancels the call it adapts, and returns as if nothing happened.
     struct CancellingAdapter: RequestAdapter {
         var name: String { "cancelling" }

@@ -9,7 +9,7 @@ public import HTTPTypes
 /// print(users.status, users.attempts, users.duration, users.trace)  // 200 OK 1 38 ms [validateStatus ✓ → parse ✓]
 /// ```
 ///
-/// Returned by ``Client/exchange(for:)``; ``Client/send(_:)`` returns only the value. Connection timings (DNS,
+/// Returned by ``Client/exchange(for:tags:)``; ``Client/send(_:)`` returns only the value. Connection timings (DNS,
 /// connect, TLS, first byte) are not reported: neither AsyncHTTPClient nor URLSession on Linux exposes them per
 /// request.
 public struct Exchange<Value: Sendable>: Sendable {

@@ -165,8 +165,7 @@ struct Pipeline<R: Request>: Sendable {
             } catch {
                 outcome = .finished(.failure(error))
             }
-            // Lost to the deadline: the caller has gone, and the timer held back this call's events meanwhile.
-            if !race.decide(outcome) { events?.release() }
+            race.decide(outcome)  // lost to the deadline: the caller has gone, and so have this call's events
         }
         let timer = Task {
             do {
@@ -174,8 +173,8 @@ struct Pipeline<R: Request>: Sendable {
             } catch {
                 return  // cancelled: the work ended first
             }
-            // Held back as the deadline wins, under the race's lock: no event of the work slips in after its
-            // caller's end, and none before the deadline is lost.
+            // Held back as the deadline wins, under the race's lock: no event of the work comes after its caller's
+            // end, and none from before the deadline is lost.
             if race.decide(DeadlineRace<R.Response>.Outcome.timedOut, whenFirst: { events?.abandon() }) {
                 work.cancel()
             }
@@ -206,12 +205,14 @@ struct Pipeline<R: Request>: Sendable {
     /// Waits for `race`, passing an escalation of the waiting task's priority on to `work` (a task awaited from a
     /// higher-priority one, a SwiftUI task the user is waiting for), as a child task would get it. Where the system
     /// cannot (before macOS, iOS, tvOS, watchOS and visionOS 26), `work` keeps the priority it started with.
-    private static func outcome(
+    private nonisolated(nonsending) static func outcome(
         of race: DeadlineRace<R.Response>, escalating work: Task<Void, Never>
     ) async -> DeadlineRace<R.Response>.Outcome {
         if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
             return await withTaskPriorityEscalationHandler {
-                await race.outcome()
+                // An escalation before the handler was in place (no higher than the work's priority: no change).
+                work.escalatePriority(to: Task.currentPriority)
+                return await race.outcome()
             } onPriorityEscalated: { _, priority in
                 work.escalatePriority(to: priority)
             }

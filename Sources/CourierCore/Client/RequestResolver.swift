@@ -143,7 +143,8 @@ extension RequestResolver {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = wireHost(of: components), !host.isEmpty, host.utf8.allSatisfy(isHostByte),
-            components.percentEncodedUser == nil, components.percentEncodedPassword == nil
+            components.percentEncodedUser == nil, components.percentEncodedPassword == nil,
+            (0...65535).contains(components.port ?? 0)
         else {
             throw CourierError(code: .invalidRedirect, stage: .resolve, message: "the redirect target is not usable")
         }

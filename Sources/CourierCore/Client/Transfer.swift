@@ -87,9 +87,10 @@ extension Client {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let task = Task {
             defer { continuation.finish() }
-            return try await registry.run(tags: tags) { [self] in
-                try await Pipeline(client: self, request: request, progress: { continuation.yield($0) }).run()
-            }
+            let pipeline = Pipeline(client: self, request: request, progress: { continuation.yield($0) })
+            // A token refresh's call stays out of the registry, as with `send(_:tags:)` (`RequestRegistry.isExempt`).
+            if RequestRegistry.isExempt { return try await pipeline.run() }
+            return try await registry.run(tags: tags) { try await pipeline.run() }
         }
         return Transfer(progress: stream, task: task)
     }

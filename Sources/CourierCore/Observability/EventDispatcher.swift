@@ -21,9 +21,6 @@ final class EventDispatcher: Sendable {
     private let monitors: [any EventMonitor]
     private let capacity: Int
     private let dropped = LockedBox(0)
-    /// Calls that ended at their deadline while their attempts still run (`Pipeline.withDeadline`): until those
-    /// attempts end, their events are dropped, so that a monitor sees nothing of a call after its `failed`.
-    private let abandoned = LockedBox(Set<CourierEvent.CallID>())
 
     /// `nil` when there are no monitors, so a client without monitors builds no events at all.
     init?(monitors: [any EventMonitor], capacity: Int) {
@@ -57,7 +54,6 @@ final class EventDispatcher: Sendable {
     /// Offers `event` to every monitor; a monitor whose buffer is full misses it, unless it ends a call.
     func dispatch(_ event: CourierEvent) {
         let isLast = event.kind.endsCall
-        if !isLast, abandoned.withLock({ !$0.isEmpty && $0.contains(event.callID) }) { return }
         for outlet in outlets {
             let admitted = outlet.pending.withLock { pending in
                 guard pending < capacity || (isLast && pending < 2 * capacity) else { return false }
@@ -70,16 +66,6 @@ final class EventDispatcher: Sendable {
                 dropped.withLock { $0 += 1 }
             }
         }
-    }
-
-    /// Drops the events of the call `id` but its end, until ``release(_:)``: its caller is gone (see `abandoned`).
-    func abandon(_ id: CourierEvent.CallID) {
-        abandoned.withLock { _ = $0.insert(id) }
-    }
-
-    /// Lets the events of the call `id` through again: its abandoned attempts ended.
-    func release(_ id: CourierEvent.CallID) {
-        abandoned.withLock { _ = $0.remove(id) }
     }
 
     /// Events dropped so far because a monitor's buffer was full.
@@ -119,6 +105,9 @@ struct CallEvents: Sendable {
     /// When the call started (a `Moment`, not a `ContinuousClock.Instant`: see `Moment`).
     let start: Moment
     let redactor: Redactor
+    /// Whether the call ended at its deadline while its attempts still run (``abandon()``); `nil` for a call without
+    /// a deadline, which can not be. One box per call with a deadline and monitors.
+    private let abandoned: LockedBox<Bool>?
 
     /// The events of a new call of `request` on `client`, or `nil` when the client has no monitors.
     init?<R: Request>(request: R, client: Client) {
@@ -131,10 +120,14 @@ struct CallEvents: Sendable {
         self.environment = request.server?.environment ?? request.environment ?? client.environment
         self.start = .now
         self.redactor = client.configuration.redactor
+        self.abandoned = (request.timeout ?? client.configuration.timeout) == nil ? nil : LockedBox(false)
     }
 
     func emit(_ kind: CourierEvent.Kind, attempt: Int) {
-        dispatcher.dispatch(event(kind, attempt: attempt))
+        guard let abandoned else { return dispatcher.dispatch(event(kind, attempt: attempt)) }
+        abandoned.withLock { isAbandoned in
+            if !isAbandoned || kind.endsCall { dispatcher.dispatch(event(kind, attempt: attempt)) }
+        }
     }
 
     /// The call's `started` event, with ``EventMonitor/callWillStart(_:)`` on the caller's task first.
@@ -157,11 +150,10 @@ struct CallEvents: Sendable {
         )
     }
 
-    /// From now on, drops this call's events but its end: it ended at its deadline while its attempts still run.
-    func abandon() { dispatcher.abandon(callID) }
-
-    /// Lets this call's events through again (its abandoned attempts ended, or it was not abandoned after all).
-    func release() { dispatcher.release(callID) }
+    /// From now on, drops this call's events but its end: it ended at its deadline while its attempts still run
+    /// (`Pipeline.withDeadline`). Once this returns, no event of those attempts reaches a monitor: each is offered
+    /// under the same lock.
+    func abandon() { abandoned?.withLock { $0 = true } }
 
     func adapted(_ head: HTTPRequest, attempt: Int) {
         emit(.adapted(redactor.redact(head)), attempt: attempt)

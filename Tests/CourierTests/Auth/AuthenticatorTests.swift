@@ -189,6 +189,41 @@ struct AuthenticatorTests {
         #expect(try await harness.authenticator.currentCredential()?.refreshToken == "refresh-2")
     }
 
+    /// A refresher that asks its token endpoint with `exchange(for:)` or `transfer(_:)` instead of `send(_:)`.
+    struct ExchangeRefresher: TokenRefresher {
+        let client: Client
+        let viaTransfer: Bool
+
+        func refresh(_ credential: Credential) async throws -> Credential {
+            let request = Probe<String>(method: .post, path: "/token")
+            let token =
+                viaTransfer
+                ? try await client.transfer(request).value : try await client.exchange(for: request).value
+            return Credential(accessToken: token, refreshToken: credential.refreshToken, expiresAt: nil)
+        }
+    }
+
+    @Test(
+        "a refresher's exchange(for:) and transfer(_:) stay out of cancelAll(), as its send(_:) does",
+        arguments: [false, true])
+    func refresherExchangeIsExempt(viaTransfer: Bool) async throws {
+        let (client, mock) = Fixtures.client()
+        let gate = JobFixtures.Gate()
+        var arrivals = gate.arrivals.makeAsyncIterator()
+        mock.stub(.post, "/token") { _ in
+            guard await gate.enter("token") else { throw CancellationError() }
+            return .text("access-2")
+        }
+        let authenticator = Authenticator(
+            refresher: ExchangeRefresher(client: client, viaTransfer: viaTransfer), now: { F.start })
+        try await authenticator.signIn(F.signedIn())
+        let refresh = Task { try await authenticator.refresh(rejected: 1) }
+        #expect(await JobFixtures.waitFor(1, on: &arrivals) == ["token"])
+        #expect(client.cancelAll() == 0)
+        gate.release("token")
+        #expect(try await refresh.value.accessToken == "access-2")
+    }
+
     // MARK: - Row 33: failures of the token endpoint
 
     /// A dead grant ends the session as a sign-out does: the ended user's private responses leave the HTTP cache

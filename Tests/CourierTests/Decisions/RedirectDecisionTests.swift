@@ -165,6 +165,16 @@ struct RedirectDecisionTests {
         #expect(requests.map(\.bodyText) == ["change", "change"])
     }
 
+    @Test("a redirect to a port past 65535 is invalidRedirect at resolve; nothing more is sent")
+    func redirectToAnImpossiblePort() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "https://cdn.test:70000/file"))
+        let error = await expectCourierError { try await client.send(Self.probe()) }
+        #expect(error?.code == .invalidRedirect)
+        #expect(error?.stage == .resolve)
+        #expect(mock.recordedRequests.count == 1)
+    }
+
     @Test("a Host header of the request goes after a redirect to another origin; the call follows it")
     func hostHeaderAcrossOrigins() async throws {
         let (client, mock) = Self.client()

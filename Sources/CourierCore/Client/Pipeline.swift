@@ -165,7 +165,8 @@ struct Pipeline<R: Request>: Sendable {
             } catch {
                 outcome = .finished(.failure(error))
             }
-            race.decide(outcome)  // lost to the deadline: the caller has gone, and so have this call's events
+            // Lost to the deadline: the caller has gone, and the timer held back this call's events until now.
+            if !race.decide(outcome) { events?.release() }
         }
         let timer = Task {
             do {

@@ -13,8 +13,16 @@ import HTTPTypes
 final class EventDispatcher: Sendable {
     private struct Outlet {
         let continuation: AsyncStream<CourierEvent>.Continuation
+        let state: LockedBox<OutletState>
+    }
+
+    private struct OutletState {
         /// Events yielded and not yet taken by the monitor's task.
-        let pending: LockedBox<Int>
+        var pending = 0
+        /// Calls that ended at their deadline while their attempts still run (`Pipeline.withDeadline`): until those
+        /// attempts end, their events but the call's end are dropped, so that a monitor sees nothing of a call after
+        /// its `failed`. Checked and yielded under the same lock as `pending`: no lock of its own per event.
+        var abandoned: Set<CourierEvent.CallID> = []
     }
 
     private let outlets: [Outlet]
@@ -29,14 +37,14 @@ final class EventDispatcher: Sendable {
         self.monitors = monitors
         outlets = monitors.map { monitor in
             let (stream, continuation) = AsyncStream<CourierEvent>.makeStream()
-            let pending = LockedBox(0)
+            let state = LockedBox(OutletState())
             Task.detached {
                 for await event in stream {
-                    pending.withLock { $0 -= 1 }
+                    state.withLock { $0.pending -= 1 }
                     await monitor.handle(event)
                 }
             }
-            return Outlet(continuation: continuation, pending: pending)
+            return Outlet(continuation: continuation, state: state)
         }
     }
 
@@ -51,21 +59,34 @@ final class EventDispatcher: Sendable {
         dispatch(event)
     }
 
-    /// Offers `event` to every monitor; a monitor whose buffer is full misses it, unless it ends a call.
+    /// Offers `event` to every monitor; a monitor whose buffer is full misses it, unless it ends a call. An event of
+    /// an abandoned call (``abandon(_:)``) other than its end is dropped, uncounted.
+    ///
+    /// Yielded under the outlet's lock (a yield to an unbounded stream does not wait), so that once ``abandon(_:)``
+    /// has returned no event of that call is yielded, even one offered just before.
     func dispatch(_ event: CourierEvent) {
         let isLast = event.kind.endsCall
         for outlet in outlets {
-            let admitted = outlet.pending.withLock { pending in
-                guard pending < capacity || (isLast && pending < 2 * capacity) else { return false }
-                pending += 1
+            let admitted = outlet.state.withLock { state in
+                if !isLast, !state.abandoned.isEmpty, state.abandoned.contains(event.callID) { return true }
+                guard state.pending < capacity || (isLast && state.pending < 2 * capacity) else { return false }
+                state.pending += 1
+                outlet.continuation.yield(event)
                 return true
             }
-            if admitted {
-                outlet.continuation.yield(event)
-            } else {
-                dropped.withLock { $0 += 1 }
-            }
+            if !admitted { dropped.withLock { $0 += 1 } }
         }
+    }
+
+    /// Drops the events of the call `id` but its end, until ``release(_:)``: it ended at its deadline while its
+    /// attempts still run.
+    func abandon(_ id: CourierEvent.CallID) {
+        for outlet in outlets { outlet.state.withLock { _ = $0.abandoned.insert(id) } }
+    }
+
+    /// Lets the events of the call `id` through again: its abandoned attempts ended.
+    func release(_ id: CourierEvent.CallID) {
+        for outlet in outlets { outlet.state.withLock { _ = $0.abandoned.remove(id) } }
     }
 
     /// Events dropped so far because a monitor's buffer was full.
@@ -105,9 +126,6 @@ struct CallEvents: Sendable {
     /// When the call started (a `Moment`, not a `ContinuousClock.Instant`: see `Moment`).
     let start: Moment
     let redactor: Redactor
-    /// Whether the call ended at its deadline while its attempts still run (``abandon()``); `nil` for a call without
-    /// a deadline, which can not be. One box per call with a deadline and monitors.
-    private let abandoned: LockedBox<Bool>?
 
     /// The events of a new call of `request` on `client`, or `nil` when the client has no monitors.
     init?<R: Request>(request: R, client: Client) {
@@ -120,14 +138,10 @@ struct CallEvents: Sendable {
         self.environment = request.server?.environment ?? request.environment ?? client.environment
         self.start = .now
         self.redactor = client.configuration.redactor
-        self.abandoned = (request.timeout ?? client.configuration.timeout) == nil ? nil : LockedBox(false)
     }
 
     func emit(_ kind: CourierEvent.Kind, attempt: Int) {
-        guard let abandoned else { return dispatcher.dispatch(event(kind, attempt: attempt)) }
-        abandoned.withLock { isAbandoned in
-            if !isAbandoned || kind.endsCall { dispatcher.dispatch(event(kind, attempt: attempt)) }
-        }
+        dispatcher.dispatch(event(kind, attempt: attempt))
     }
 
     /// The call's `started` event, with ``EventMonitor/callWillStart(_:)`` on the caller's task first.
@@ -151,9 +165,11 @@ struct CallEvents: Sendable {
     }
 
     /// From now on, drops this call's events but its end: it ended at its deadline while its attempts still run
-    /// (`Pipeline.withDeadline`). Once this returns, no event of those attempts reaches a monitor: each is offered
-    /// under the same lock.
-    func abandon() { abandoned?.withLock { $0 = true } }
+    /// (`Pipeline.withDeadline`). Once this returns, no event of those attempts reaches a monitor.
+    func abandon() { dispatcher.abandon(callID) }
+
+    /// Forgets ``abandon()``: the abandoned attempts ended.
+    func release() { dispatcher.release(callID) }
 
     func adapted(_ head: HTTPRequest, attempt: Int) {
         emit(.adapted(redactor.redact(head)), attempt: attempt)

@@ -67,6 +67,54 @@ struct PostgresCredentialWatcherRecoveryTests {
         }
     }
 
+    @Test("a change whose row it could not read (no free connection) is read when it listens again: none is lost")
+    func unreadChangeIsReadAgain() async throws {
+        try await PostgresLab.withScratchDatabase { database in
+            var configuration = try database.configuration()
+            configuration.options.maximumConnections = 2  // the watcher's LISTEN, and one more
+            try await PostgresLab.withClient(configuration: configuration) { client in
+                try await PostgresLab.withClient(configuration: try database.configuration()) { other in
+                    let name = PostgresLab.uniqueName("unread")
+                    let key = SymmetricKey(size: .bits256)
+                    var watcher = RunningWatcher()
+                    let first = PostgresCredentialStore(client: other, name: name, key: key)
+                    let second = PostgresCredentialStore(
+                        client: client, name: name, key: key, connectionTimeout: .milliseconds(300),
+                        logger: watcher.logger)
+                    try await first.save(Self.credential("access-A"))
+                    let authenticator = Authenticator(
+                        store: second, refresher: second.refresher(wrapping: CountingRefresher()))
+                    #expect(try await authenticator.currentCredential()?.accessToken == "access-A")
+                    watcher.start(
+                        PostgresCredentialWatcher(
+                            store: second, authenticator: authenticator, retryDelay: .milliseconds(10)))
+                    await second.waitUntilListening()
+
+                    // The pool's other connection is taken: the watcher's read of the row the notification names
+                    // waits for one, and gives up after its 300 ms.
+                    let (holding, held) = AsyncStream<Void>.makeStream()
+                    let (released, release) = AsyncStream<Void>.makeStream()
+                    let holder = Task {
+                        try await client.withConnection { _ in
+                            held.yield()
+                            for await _ in released { break }
+                        }
+                    }
+                    for await _ in holding { break }
+                    try await first.save(Self.credential("access-C"))
+                    let logged = await watcher.nextLog(containing: "the credential watcher")
+                    release.yield()
+                    try await holder.value
+                    try #require(logged)
+                    try #require(await watcher.nextSignIn())
+                    #expect(try await authenticator.currentCredential()?.accessToken == "access-C")
+                    let error = await watcher.stop()
+                    #expect(error == nil, "run() threw \(String(describing: error))")
+                }
+            }
+        }
+    }
+
     @Test("its LISTEN backend terminated: it listens again, installs what was signed in meanwhile, and run() returns")
     func listensAgainAfterTermination() async throws {
         try await PostgresLab.withScratchDatabase { database in
@@ -202,7 +250,9 @@ struct RunningWatcher {
                 Issue.record("the watcher ended: \(String(describing: error))", sourceLocation: sourceLocation)
                 return false
             case .deadline(wait):
-                Issue.record("nothing reported within 10 seconds", sourceLocation: sourceLocation)
+                Issue.record(
+                    "nothing reported within 10 seconds; the watcher logged: \(logged.suffix(10))",
+                    sourceLocation: sourceLocation)
                 return false
             default:
                 continue

@@ -25,9 +25,10 @@
     /// cancellation: when its connection fails (the database restarts, an administrator terminates its backend, the
     /// network drops) it logs a warning, waits (``retryDelay``, doubling up to ``maximumRetryDelay``), connects and
     /// listens again, then reads the row once, so a change made while it was not listening is applied too. A change
-    /// it cannot apply (no connection for the read, a row that does not open with the key) is logged, and it goes
-    /// on listening. A `ServiceGroup` is therefore never shut down by it: the store's own calls report the database
-    /// being down.
+    /// whose row it cannot read (no connection for the read within the store's `connectionTimeout`, a connection that
+    /// fails) is read the same way: it listens again and catches up, so no change is lost. A row that does not open
+    /// with the key is logged and skipped, and it goes on listening. A `ServiceGroup` is therefore never shut down by
+    /// it: the store's own calls report the database being down.
     public struct PostgresCredentialWatcher: Service {
         /// The store whose credential is watched.
         public let store: PostgresCredentialStore
@@ -66,6 +67,11 @@
                 await store.watch(updating: authenticator, retryDelay: retryDelay, maximumRetryDelay: maximumRetryDelay)
             }
         }
+    }
+
+    /// A row the watcher read but could not open with the key: reading it again would not help.
+    private struct UnopenedRow: Error {
+        let error: any Error
     }
 
     extension PostgresCredentialStore {
@@ -112,13 +118,13 @@
                     try await connection.listen(on: "courier_credentials") { notifications in
                         await self.noteListening()
                         // Changes made while nothing listened (before the start, or while reconnecting).
-                        await self.applyLogging(nil, to: authenticator)
+                        try await self.applyLogging(nil, to: authenticator)
                         for try await notification in notifications {
                             guard let separator = notification.payload.lastIndex(of: ":"),
                                 notification.payload[..<separator] == self.name,
                                 let generation = Int64(notification.payload[separator...].dropFirst())
                             else { continue }
-                            await self.applyLogging(generation, to: authenticator)
+                            try await self.applyLogging(generation, to: authenticator)
                         }
                     }
                 }
@@ -127,11 +133,15 @@
             }
         }
 
-        /// ``apply(_:to:)``, logging a failure instead of throwing it: the watcher goes on listening.
-        private func applyLogging(_ generation: Int64?, to authenticator: Authenticator) async {
+        /// ``apply(_:to:)``, logging a row that does not open instead of throwing: the watcher goes on listening.
+        ///
+        /// - Throws: The failure to read the row (no connection, a connection that failed): the watcher listens
+        ///   again and reads the row then, instead of dropping the change.
+        private func applyLogging(_ generation: Int64?, to authenticator: Authenticator) async throws {
             do {
                 try await apply(generation, to: authenticator)
-            } catch {
+            } catch let failure as UnopenedRow {
+                let error = failure.error
                 if Task.isCancelled { return }
                 logger.warning(
                     "the credential watcher could not apply a change of the credential",
@@ -163,7 +173,12 @@
                 await authenticator.endSignedOutSession()
                 return
             }
-            let credential = try open(sealed, generation: row.generation)
+            let credential: Credential
+            do {
+                credential = try open(sealed, generation: row.generation)
+            } catch {
+                throw UnopenedRow(error: error)
+            }
             if let synced, synced.generation >= row.generation { return }
             noteSynced(row.generation, credential)
             // Requests in flight with the credential it replaces are replayed with it on a 401, as after a

@@ -165,6 +165,34 @@ struct RedirectDecisionTests {
         #expect(requests.map(\.bodyText) == ["change", "change"])
     }
 
+    /// Sends a `POST`'s 302 on as a `GET` without saying that the body goes (`dropsBody: false`), then follows a 307.
+    struct LaxRedirect: Decision {
+        var name: String { "laxRedirect" }
+        func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
+            guard response.head.status.code == 302 || response.head.status.code == 307,
+                let location = response.head.headerFields[.location],
+                let url = URL(string: location, relativeTo: URL(string: "https://a.test"))?.absoluteURL
+            else { return .continue(with: response) }
+            let method: HTTPRequest.Method = response.head.status.code == 302 ? .get : context.request.method
+            let target = Redirection(url: url, method: method, dropsBody: false, stripsCredentials: false)
+            return .restart(with: context.decisions(replacingCurrentWith: self), redirection: target)
+        }
+    }
+
+    @Test("a decision's redirect that changes the method drops the body for the rest of the chain, though it says not")
+    func methodChangeDropsTheBody() async throws {
+        let (client, mock) = Self.client(decisions: [LaxRedirect()])
+        mock.stub(.post, "/start", with: Self.redirect(302, to: "/middle"))
+        mock.stub(.get, "/middle", with: Self.redirect(307, to: "/end"))
+        mock.stub(.get, "/end", with: .text("landed"))
+        #expect(try await client.send(Self.probe(method: .post, body: .text("form"))) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 3)
+        #expect(requests.map(\.head.method) == [.post, .get, .get])
+        #expect(requests.map(\.bodyText) == ["form", nil, nil])
+        #expect(requests.dropFirst().allSatisfy { $0.head.headerFields[.contentType] == nil })
+    }
+
     @Test("a redirect to a port past 65535 is invalidRedirect at resolve; nothing more is sent")
     func redirectToAnImpossiblePort() async throws {
         let (client, mock) = Self.client()

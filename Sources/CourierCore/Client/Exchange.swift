@@ -45,9 +45,7 @@ extension Client {
     ///   - tags: Labels for ``cancelAll(tagged:)``, as for ``send(_:tags:)``.
     /// - Throws: What ``send(_:)`` throws.
     public func exchange<R: Request>(for request: R, tags: Set<RequestTag> = []) async throws -> Exchange<R.Response> {
-        // A token refresh's call stays out of the registry, as with `send(_:tags:)` (see `RequestRegistry.isExempt`).
-        if RequestRegistry.isExempt { return try await Pipeline(client: self, request: request).exchange() }
-        return try await registry.run(tags: tags) { [self] in
+        try await registry.runUnlessExempt(tags: tags) { [self] in
             try await Pipeline(client: self, request: request).exchange()
         }
     }

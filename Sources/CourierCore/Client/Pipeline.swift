@@ -720,8 +720,7 @@ struct Pipeline<R: Request>: Sendable {
             if redirection.dropsBody || (record.request.map { $0.method != redirection.method } ?? false) {
                 record.bodyDropped = true
             }
-            record.redirect = RequestResolver.RedirectTarget(
-                redirection, resolved: head, dropsBody: record.bodyDropped)
+            record.redirect = RequestResolver.RedirectTarget(method: redirection.method, resolved: head)
         }
     }
 
@@ -751,7 +750,7 @@ struct Pipeline<R: Request>: Sendable {
         }
         state.withLock { record in
             record.record(.adapter, adapter.name, .succeeded, attempt: context.attempt)
-            record.redirect?.apply(to: &outgoing)
+            record.redirect?.apply(to: &outgoing, droppingBody: record.bodyDropped)
         }
     }
 

@@ -167,35 +167,33 @@ extension RequestResolver {
 
     /// Where a redirect sends the call, and how: put on the request after each adapter.
     struct RedirectTarget: Sendable {
-        let redirection: Redirection
+        let method: HTTPRequest.Method
         let scheme: String?
         let authority: String?
         let path: String?
-        /// Whether the body goes no more, and the method is the redirect's: see ``CallRecord/bodyDropped``.
-        let dropsBody: Bool
 
-        /// The target of `redirection`, as ``RequestResolver/resolve(_:serverHeadersFrom:)`` resolved it into
-        /// `head`.
-        init(_ redirection: Redirection, resolved head: HTTPRequest, dropsBody: Bool) {
-            self.redirection = redirection
+        /// The target of a redirect with `method`, as ``RequestResolver/resolve(_:serverHeadersFrom:)`` resolved its
+        /// URL into `head`.
+        init(method: HTTPRequest.Method, resolved head: HTTPRequest) {
+            self.method = method
             scheme = head.scheme
             authority = head.authority
             path = head.path
-            self.dropsBody = dropsBody
         }
 
         /// Puts the redirect's URL back on `request` (a `Host` field named the first target: it goes), and, when the
-        /// body is dropped, the redirect's method, dropping the body and its content headers.
+        /// body is dropped (``CallRecord/bodyDropped``), the redirect's method, dropping the body and its content
+        /// headers.
         ///
         /// A redirect that keeps the body (307, 308, a 301 or 302 after a `PUT`) keeps the method the adapters build:
         /// an adapter that sends a `PATCH` as a `POST` with `X-HTTP-Method-Override` still sees the `PATCH`.
-        func apply(to request: inout OutgoingRequest) {
+        func apply(to request: inout OutgoingRequest, droppingBody dropsBody: Bool) {
             request.head.scheme = scheme
             request.head.authority = authority
             request.head.path = path
             request.head.headerFields[RequestResolver.host] = nil
             guard dropsBody else { return }
-            request.head.method = redirection.method
+            request.head.method = method
             request.body = nil
             for name in [HTTPField.Name.contentType, .contentEncoding, .contentLength, .transferEncoding] {
                 request.head.headerFields[name] = nil

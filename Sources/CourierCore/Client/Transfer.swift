@@ -87,10 +87,9 @@ extension Client {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let task = Task {
             defer { continuation.finish() }
-            let pipeline = Pipeline(client: self, request: request, progress: { continuation.yield($0) })
-            // A token refresh's call stays out of the registry, as with `send(_:tags:)` (`RequestRegistry.isExempt`).
-            if RequestRegistry.isExempt { return try await pipeline.run() }
-            return try await registry.run(tags: tags) { try await pipeline.run() }
+            return try await registry.runUnlessExempt(tags: tags) { [self] in
+                try await Pipeline(client: self, request: request, progress: { continuation.yield($0) }).run()
+            }
         }
         return Transfer(progress: stream, task: task)
     }

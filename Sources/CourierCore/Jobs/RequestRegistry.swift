@@ -115,6 +115,17 @@ final class RequestRegistry: Sendable {
         return try await value
     }
 
+    /// ``run(tags:_:)``, or `operation` unregistered when the current task is a token refresh's (``isExempt``): for
+    /// ``Client/exchange(for:tags:)`` and ``Client/transfer(_:tags:)``. `Client.send(_:tags:)` checks on its own, so
+    /// that `run`'s frame, which every call in flight keeps, does not grow by the branch (16 bytes).
+    func runUnlessExempt<Value: Sendable>(
+        tags: Set<RequestTag>,
+        _ operation: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        if Self.isExempt { return try await operation() }
+        return try await run(tags: tags, operation)
+    }
+
     /// `nonisolated(nonsending)`: it runs on the child task's executor, without a switch of its own (see `Pipeline`).
     private nonisolated(nonsending) func registered<Value: Sendable>(
         tags: Set<RequestTag>,

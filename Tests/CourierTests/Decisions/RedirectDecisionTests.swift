@@ -412,6 +412,55 @@ struct RedirectDecisionTests {
         #expect(mock.recordedRequests.last?.body == nil)
     }
 
+    @Test("a retry after a 303 sends the GET again at the redirect's URL, without the POST's body")
+    func retryAfterARedirect() async throws {
+        let (client, mock) = Self.client()
+        let retrying = client.configured { $0.retryPolicy = RetryPolicy(maxRetries: 1, backoff: .none) }
+        mock.stub(.post, "/start", with: Self.redirect(303, to: "/b?x=1"))
+        mock.stub(.get, "/b", with: [.status(503), .text("landed")])
+        #expect(try await retrying.send(Self.probe(method: .post, body: .text("form"))) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 3)
+        #expect(requests.map(\.head.method) == [.post, .get, .get])
+        #expect(requests.map(\.head.path) == ["/start", "/b?x=1", "/b?x=1"])
+        #expect(requests.map(\.bodyText) == ["form", nil, nil])
+        #expect(requests[2].head.headerFields[.contentType] == nil)
+    }
+
+    @Test("a retry after a cross-origin redirect goes to that origin again, still without credentials")
+    func retryAfterACrossOriginRedirect() async throws {
+        let (client, mock) = Self.client()
+        let retrying = client.configured { $0.retryPolicy = RetryPolicy(maxRetries: 1, backoff: .none) }
+        mock.stub(.get, "/start", with: Self.redirect(to: "https://cdn.test/file"))
+        mock.stub(.get, "/file", with: [.status(503), .text("bytes")])
+        #expect(try await retrying.send(Self.probe()) == "bytes")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 3)
+        #expect(requests.map(\.head.authority) == ["a.test", "cdn.test", "cdn.test"])
+        #expect(requests[1...].allSatisfy(Self.hasNoCredentials))
+    }
+
+    @Test("a token refresh after a 303 replays the GET at the redirect's URL with the new token")
+    func tokenRefreshAfterARedirect() async throws {
+        let harness = try await AuthFixtures.harness()
+        AuthFixtures.stubTokenEndpoint(harness.mock)
+        harness.mock.stub(.post, "/start", with: Self.redirect(303, to: "/landing?x=1"))
+        AuthFixtures.stubAPI(harness.mock, path: "/landing", accepting: { "access-2" })
+        var probe = Probe<String>(method: .post, path: "/start")
+        probe.body = .text("form")
+        #expect(try await harness.client.send(probe) == "ok")
+        let requests = harness.apiRequests
+        try #require(requests.count == 3)
+        #expect(requests.map(\.head.method) == [.post, .get, .get])
+        #expect(requests.map(\.head.path) == ["/start", "/landing?x=1", "/landing?x=1"])
+        #expect(requests.map(\.bodyText) == ["form", nil, nil])
+        #expect(
+            requests.map { $0.head.headerFields[.authorization] } == [
+                "Bearer access-1", "Bearer access-1", "Bearer access-2",
+            ])
+        #expect(harness.tokenRequests.count == 1)
+    }
+
     @Test("the trace shows each redirect as a restart")
     func traceShowsRedirects() async throws {
         let (client, mock) = Self.client()

@@ -3,9 +3,15 @@ import HTTPTypes
 
 /// Reads a response body into memory the way the pipeline does: HEAD, 1xx, 204 and 304 responses have none.
 enum BodyReader {
-    static func read(_ response: TransportResponse, for method: HTTPRequest.Method, limit: Int) async throws -> Data {
+    /// Reads `response`'s body within `limit`; HEAD, 1xx, 204 and 304 responses give no bytes, but the transport's
+    /// (empty) body is still read to its end: AsyncHTTPClient closes a connection whose response was dropped unread
+    /// instead of returning it to the pool (a revalidation's 304 would cost the next request a new connection).
+    static nonisolated(nonsending) func read(
+        _ response: TransportResponse, for method: HTTPRequest.Method, limit: Int
+    ) async throws -> Data {
         let code = response.head.status.code
         if method == .head || code == 204 || code == 304 || (100..<200).contains(code) {
+            _ = try? await response.body.collect(upTo: limit)
             return Data()
         }
         return try await response.body.collect(upTo: limit)

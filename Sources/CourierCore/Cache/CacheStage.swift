@@ -225,8 +225,12 @@ struct CacheStage: Sendable {
                         staleness <= TimeInterval(window), requestControl.minFresh == nil,
                         requestControl.maxAge.map({ age <= TimeInterval($0) }) ?? true
                     {
-                        revalidateInBackground(
-                            request, stored: stored, key: key, cache: cache, context: context, over: transport)
+                        // A request that may not use the network (only-if-cached, RFC 9111 §5.2.1.7) gets the stale
+                        // entry without the revalidation, which would go to the network for it.
+                        if !requestControl.onlyIfCached {
+                            revalidateInBackground(
+                                request, stored: stored, key: key, cache: cache, context: context, over: transport)
+                        }
                         return .answer(serve(stored, age: age, as: .stale))
                     }
                 }

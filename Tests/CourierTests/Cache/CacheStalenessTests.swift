@@ -121,6 +121,15 @@ struct CacheStalenessTests {
         #expect(next.value == "fresh" && next.cacheStatus?.outcome == .hit)
     }
 
+    @Test("only-if-cached in a stale-while-revalidate window: the stale entry, and no revalidation in the background")
+    func onlyIfCachedDoesNotRevalidate() async throws {
+        let harness = try await storedThenStale("max-age=10, stale-while-revalidate=30")
+        let served = try await harness.send(Page(headers: ["Cache-Control": "only-if-cached"]))
+        #expect(served.value == "stored" && served.cacheStatus?.outcome == .stale)
+        await harness.cache.backgroundRevalidations()
+        #expect(harness.networkCount == 1)
+    }
+
     @Test("stale-while-revalidate: stale hits while a revalidation runs share it (one request, not one each)")
     func backgroundRevalidationsCoalesce() async throws {
         let harness = try await storedThenStale("max-age=10, stale-while-revalidate=30")

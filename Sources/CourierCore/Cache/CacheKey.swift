@@ -6,8 +6,8 @@ import HTTPTypes
 /// A ``CacheStore`` keeps at most one entry per key. The partition keeps one credential's responses from another's:
 /// it never contains the credential itself, only an HMAC of it under the store's ``CacheStore/partitionKey``.
 public struct CacheKey: Hashable, Sendable {
-    /// `""` for unsigned requests, else a hex HMAC-SHA256 of the `Authorization` value under the store's
-    /// ``CacheStore/partitionKey``.
+    /// `""` for unsigned requests, else a hex HMAC-SHA256 under the store's ``CacheStore/partitionKey`` of the
+    /// `Authorization` value or, when the request carries other credential fields, of all of them.
     public var partition: String
     /// The absolute URL, with its query.
     public var url: String
@@ -22,16 +22,28 @@ public struct CacheKey: Hashable, Sendable {
         self.url = url
     }
 
-    /// The key of `request`, partitioned by its credentials under `partitionKey`: its `Authorization` header, or
-    /// without one, the values of the `credentialHeaders` it carries (`Cookie`, `X-Api-Key`, …).
+    /// The key of `request`, partitioned by its credentials under `partitionKey`: its `Authorization` header when
+    /// that is the only credential it carries, else the values of all the `credentialHeaders` it carries
+    /// (`Authorization`, `Cookie`, `X-Api-Key`, …).
+    ///
+    /// An app that sends one fixed `Authorization` (a gateway's or a staging server's `Basic` credential) and says
+    /// who the user is in another header (`X-Auth-Token`, a session cookie) gets one partition per user, not one for
+    /// all of them: with a server that sends no `Vary`, the next user would otherwise be served the previous one's
+    /// `private` responses.
     init?(_ request: HTTPRequest, partitionKey: [UInt8], credentialHeaders: Set<HTTPField.Name> = []) {
         guard let url = request.url else { return nil }
         let fields = request.headerFields
         let partition =
-            fields[.authorization] != nil || credentialHeaders.isEmpty
+            credentialHeaders.isEmpty || !Self.hasCredential(besidesAuthorization: fields, credentialHeaders)
             ? Self.partition(ofAuthorization: fields[.authorization], key: partitionKey)
-            : Self.partition(of: fields, credentialHeaders: credentialHeaders, key: partitionKey)
+            : Self.partition(
+                of: fields, credentialHeaders: credentialHeaders.union([.authorization]), key: partitionKey)
         self.init(partition: partition, url: url.absoluteString)
+    }
+
+    /// Whether `fields` hold a credential field other than `Authorization` (a `Set-Cookie` is not one).
+    private static func hasCredential(besidesAuthorization fields: HTTPFields, _ names: Set<HTTPField.Name>) -> Bool {
+        fields.contains { $0.name != .authorization && $0.name != .setCookie && names.contains($0.name) }
     }
 
     /// The partition of requests signed with `authorization`: the user's entries are never served to another
@@ -42,9 +54,9 @@ public struct CacheKey: Hashable, Sendable {
         return SHA256.hexString(SHA256.hmac(key: key, message: Array(authorization.utf8)))
     }
 
-    /// The partition of a request without `Authorization` that carries other credentials: an HMAC of each such
-    /// field's name and value, so a response to one API key or cookie is never served to another (or to a request
-    /// with none). `""` when it carries none. Each line ends in a newline, which no `Authorization` value contains:
+    /// The partition of a request that carries credentials other than `Authorization` (and maybe that too): an HMAC
+    /// of each such field's name and value, so a response to one API key or cookie is never served to another (or
+    /// to a request with none). `""` when it carries none. Each line ends in a newline, which no `Authorization` value contains:
     /// no such partition equals an `Authorization` one. A signed partition: a sign-in or sign-out purges it too.
     static func partition(of fields: HTTPFields, credentialHeaders: Set<HTTPField.Name>, key: [UInt8]) -> String {
         var lines: [String] = []

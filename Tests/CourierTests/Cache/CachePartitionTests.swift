@@ -31,6 +31,30 @@ struct CachePartitionTests {
         #expect(harness.cache.count == 3)
     }
 
+    @Test("row 38: one fixed Authorization and a per-user cookie: user B never gets user A's entry")
+    func partitionedByEveryCredential() async throws {
+        let harness = try CacheFixtures.harness()
+        harness.mock.stub(
+            .get, "/page",
+            handler: { request in
+                .text("for \(request.head.headerFields[.cookie] ?? "nobody")", headerFields: Self.cacheable)
+            }
+        )
+        func page(_ cookie: String) -> Page {
+            Page(headers: ["Authorization": "Basic Z2F0ZTp3YXk=", "Cookie": cookie])
+        }
+        let alice = try await harness.send(page("session=a"))
+        let bob = try await harness.send(page("session=b"))
+        #expect(alice.value == "for session=a")
+        #expect(bob.value == "for session=b" && bob.cacheStatus?.outcome == .miss)
+        let aliceAgain = try await harness.send(page("session=a"))
+        #expect(aliceAgain.value == "for session=a" && aliceAgain.cacheStatus?.outcome == .hit)
+        // The gateway's credential alone is a partition of its own.
+        let gatewayOnly = try await harness.send(Page(headers: ["Authorization": "Basic Z2F0ZTp3YXk="]))
+        #expect(gatewayOnly.value == "for nobody" && gatewayOnly.cacheStatus?.outcome == .miss)
+        #expect(harness.cache.count == 3)
+    }
+
     @Test("row 38: no secret is written to disk in the clear")
     func noSecretOnDisk() async throws {
         let directory = CacheFixtures.temporaryDirectory()
@@ -94,15 +118,17 @@ struct CachePartitionTests {
         #expect(try await client.sendWithCacheStatus(Self.session("vary-secret-cookie")).cacheStatus?.outcome == .hit)
         #expect(try await client.sendWithCacheStatus(Self.session("other")).cacheStatus?.outcome == .miss)
 
-        let entry = try #require(store.entries.first)
-        #expect(store.entries.count == 1)
-        #expect(entry.vary["accept"] == "text/plain")
-        for name in ["authorization", "cookie"] {
-            let value = try #require(entry.vary[name] ?? nil, "\(name)")
-            #expect(!value.contains("vary-secret-token") && !value.contains("session="), "\(name): \(value)")
+        // One entry per session: the cookie is a credential, so each one is a partition of its own.
+        #expect(store.entries.count == 2)
+        for entry in store.entries {
+            #expect(entry.vary["accept"] == "text/plain")
+            for name in ["authorization", "cookie"] {
+                let value = try #require(entry.vary[name] ?? nil, "\(name)")
+                #expect(!value.contains("vary-secret-token") && !value.contains("session="), "\(name): \(value)")
+            }
+            let bytes = String(decoding: try #require(entry.serialized()), as: UTF8.self)
+            #expect(!bytes.contains("vary-secret-token") && !bytes.contains("session="))
         }
-        let bytes = String(decoding: try #require(entry.serialized()), as: UTF8.self)
-        #expect(!bytes.contains("vary-secret-token") && !bytes.contains("session="))
     }
 
     @Test("row 38: with an Authenticator, sign-out purges the user's entries; unsigned entries stay")

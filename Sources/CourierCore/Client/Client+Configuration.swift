@@ -53,7 +53,9 @@ extension Client {
         /// Decisions run on every response before the request's own: redirects, token refresh, retries.
         /// Default: `[RedirectDecision()]`.
         public var decisions: [any Decision]
-        /// When failed calls are retried, unless a request sets its own ``Request/retryPolicy``.
+        /// When failed calls are retried, unless a request sets its own ``Request/retryPolicy``. Its decision goes
+        /// after ``decisions``, or before the first ``ValidateStatusDecision`` among them, so that a status check
+        /// there does not fail a 503 before it is retried; a ``RetryDecision`` in ``decisions`` replaces it.
         /// Default: ``RetryPolicy/default`` (2 retries, exponential backoff with jitter, idempotent methods).
         public var retryPolicy: RetryPolicy
         /// Encodes JSON bodies.

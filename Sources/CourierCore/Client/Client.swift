@@ -80,7 +80,7 @@ public struct Client: Sendable {
             self.knownServers = Array(servers.values)
             let retryPolicy = configuration.retryPolicy
             if retryPolicy.maxRetries > 0, !configuration.decisions.contains(where: { $0 is RetryDecision }) {
-                decisionsWithRetry = configuration.decisions + [RetryDecision(policy: retryPolicy)]
+                decisionsWithRetry = RetryDecision.chain(configuration.decisions, retrying: retryPolicy)
             } else {
                 decisionsWithRetry = configuration.decisions
             }

@@ -574,7 +574,7 @@ struct Pipeline<R: Request>: Sendable {
         }
         clientDecisions.removeAll { $0 is RetryDecision }
         guard retryPolicy.maxRetries > 0 else { return clientDecisions + requestDecisions }
-        return clientDecisions + [RetryDecision(policy: retryPolicy)] + requestDecisions
+        return RetryDecision.chain(clientDecisions, retrying: retryPolicy) + requestDecisions
     }
 
     /// Whether `decisions` is ``Request/decisions``' default array itself (the same storage, so no comparison of

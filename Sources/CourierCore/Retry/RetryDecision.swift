@@ -176,3 +176,15 @@ extension Decision where Self == RetryDecision {
         RetryDecision(policy: policy)
     }
 }
+
+extension RetryDecision {
+    /// `decisions` with a decision applying `policy` before the first status check among them (a
+    /// ``ValidateStatusDecision``), or at the end: after a status check, a 503 or a 429 fails the call before it can
+    /// be retried, and the policy would retry transport failures only.
+    static func chain(_ decisions: [any Decision], retrying policy: RetryPolicy) -> [any Decision] {
+        var decisions = decisions
+        let check = decisions.firstIndex { $0 is any StatusFailureDescribing } ?? decisions.endIndex
+        decisions.insert(RetryDecision(policy: policy), at: check)
+        return decisions
+    }
+}

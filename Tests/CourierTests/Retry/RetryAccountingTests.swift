@@ -38,6 +38,22 @@ struct RetryAccountingTests {
         #expect(error?.trace.steps.map(\.attempt).max() == mock.recordedRequests.count)
     }
 
+    @Test("a status check among the client's decisions: the client's policy and a request's still retry a 503")
+    func statusCheckInTheClientsChain() async throws {
+        let mock = MockTransport()
+        let configuration = Client.Configuration(
+            decisions: [RedirectDecision(), .validateStatus()], retryPolicy: RetryPolicy(backoff: .none))
+        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        mock.stub(.get, "/probe", with: [.status(503), .status(503), .text("ok"), .status(503), .text("ok")])
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(mock.recordedRequests.count == 3)
+
+        var probe = Probe()
+        probe.retryPolicy = RetryPolicy(maxRetries: 1, backoff: .none)
+        #expect(try await client.send(probe) == "ok")
+        #expect(mock.recordedRequests.count == 5)
+    }
+
     @Test("a retry decision in the client's chain is not doubled by the client's policy")
     func clientChainRetryNotDoubled() async throws {
         let clock = DecisionFixtures.RecordingClock()

@@ -53,6 +53,7 @@ struct Probe<Response: Sendable>: Request {
     var maxResponseBodySize: Int? = nil
     var extraAdapters: [any RequestAdapter] = []
     var decisionList: [any Decision] = [.validateStatus()]
+    var retryPolicy: RetryPolicy? = nil
     var parse: @Sendable (ReceivedResponse, ParseContext) throws -> Response
 
     var adapters: [any RequestAdapter] { standardAdapters + extraAdapters }

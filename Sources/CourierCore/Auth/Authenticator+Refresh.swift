@@ -83,7 +83,11 @@ extension Authenticator {
         do {
             let renewed: Credential
             if let credential, let stored = await renewedInStore(credential) {
-                renewed = stored
+                // Another process's renewal, which may have expired since: then it is renewed in turn (its refresh
+                // token is the live one), rather than handed out to sign a request that would be rejected.
+                renewed =
+                    stored.expires(within: refreshWindow, of: now())
+                    ? try await RequestRegistry.$isExempt.withValue(true) { try await renew(stored) } : stored
             } else {
                 // The refresher's requests stay out of `cancelAll()`'s reach (see `RequestRegistry.isExempt`).
                 renewed = try await RequestRegistry.$isExempt.withValue(true) {
@@ -103,6 +107,9 @@ extension Authenticator {
                 // (the server rotated the refresh token for it, hence `invalid_grant` here): its renewal is this
                 // session's too. Ending the session would sign this process out and clear the store it saved.
                 result = await adopt(stored, replacing: credential, requestedAt: started)
+            } else if let outcome = sessionChanged(since: credential) {
+                // A sign-in or sign-out while the store was re-read.
+                result = outcome
             } else {
                 result = .failure(await classify(error, refreshing: credential))
             }

@@ -202,11 +202,18 @@ public actor Authenticator {
             throw Self.reauthentication("there is no credential to renew; sign in")
         }
         guard version == credential.version else { return credential }
+        let earlierRejection = rejectedVersion
         rejectedVersion = version
         if let flight, flight.version == version {
             return try await wait(for: flight.id)
         }
-        return try await startRefresh(of: credential)
+        do {
+            return try await startRefresh(of: credential)
+        } catch let error as CourierError where error.code == .excessiveRefresh {
+            // No refresh started: the credential stays usable for the calls that it does not fail.
+            rejectedVersion = earlierRejection
+            throw error
+        }
     }
 
     /// Notes that a server rejected the credential with `version`, without renewing it now: for a rejected request

@@ -77,6 +77,9 @@ public struct RefreshTokenDecision: Decision {
             error.stage = .decide
             throw error
         }
+        // A sign-in while the refresh was out started another session (another account, perhaps), and forgot this
+        // request's signature: its credential does not replay a request of the session before.
+        guard signingVersion(context) != nil else { return .continue(with: response) }
         context.events?.emit(.refreshed, attempt: context.attempt)
         let spent = RefreshTokenDecision(authenticator: authenticator, isSpent: true, rejectedWhen: rejectedWhen)
         return .restart(with: context.decisions(replacingCurrentWith: spent))

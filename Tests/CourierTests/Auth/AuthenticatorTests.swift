@@ -374,9 +374,88 @@ struct AuthenticatorTests {
         harness.time.advance(by: 31)
         let later = await expectCourierError { try await harness.client.send(Probe()) }
         #expect(later?.code == .unacceptableStatus)
-        // The credential the guard left in place is known to be rejected: it is renewed before it signs (3), and
-        // the 401 to the renewed one renews once more for the replay (4).
-        #expect(harness.tokenRequests.count == 4)
+        // The guard's refusal left the credential usable (it is not marked rejected): it signs, its 401 renews once
+        // (3) for the replay.
+        #expect(harness.tokenRequests.count == 3)
+    }
+
+    @Test(
+        "the storm guard refusing one endpoint's 401s fails those calls, not calls to endpoints that accept the token")
+    func stormGuardKeepsTheCredentialUsable() async throws {
+        let harness = try await F.harness(refreshLimit: .init(maximumRefreshes: 2, interval: .seconds(30)))
+        F.stubTokenEndpoint(harness.mock)
+        harness.mock.stub(nil, "/admin") { _ in F.invalidToken }  // 401 whatever the token
+        harness.mock.stub(nil, "/probe") { _ in .text("ok") }
+        var codes: [CourierError.Code?] = []
+        for _ in 0..<3 {
+            codes.append(await expectCourierError { try await harness.client.send(Probe(path: "/admin")) }?.code)
+        }
+        #expect(codes == [.unacceptableStatus, .unacceptableStatus, .excessiveRefresh])
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.tokenRequests.count == 2)
+    }
+
+    @Test("a renewal another process saved that has expired since is renewed before it signs a request")
+    func expiredRenewalFromTheStoreIsRenewed() async throws {
+        let store = InMemoryCredentialStore()
+        let harness = try await F.harness(store: store, signIn: F.signedIn(expiresIn: 30))
+        // An app extension renewed access-1 long ago; its renewal has expired since.
+        await store.save(
+            Credential(
+                accessToken: "access-ext", refreshToken: "refresh-ext", expiresAt: F.start.addingTimeInterval(-10)))
+        F.stubTokenEndpoint(harness.mock)
+        F.stubAPI(harness.mock, accepting: { "access-2" })
+
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(harness.apiRequests.map { $0.head.headerFields[.authorization] } == ["Bearer access-2"])
+        #expect(harness.tokenRequests.count == 1)
+        #expect(harness.tokenRequests.first?.bodyText?.contains("refresh_token=refresh-ext") == true)
+    }
+
+    /// A store whose `number`th load waits at `gate`.
+    actor GatedStore: CredentialStore {
+        var credential: Credential?
+        var loads = 0
+        let number: Int
+        let gate: F.Gate
+
+        init(number: Int, gate: F.Gate) {
+            self.number = number
+            self.gate = gate
+        }
+
+        func load() async throws -> Credential? {
+            loads += 1
+            let value = credential
+            if loads == number { await gate.pass() }
+            return value
+        }
+
+        func save(_ credential: Credential) { self.credential = credential }
+        func clear() { credential = nil }
+    }
+
+    @Test("a sign-in while a dead grant's store re-read is out gives the waiters the signed-in credential")
+    func signInDuringDeadGrantReRead() async throws {
+        let gate = F.Gate()
+        // Load 1: the check before the refresh; load 2: the re-read after invalid_grant.
+        let store = GatedStore(number: 2, gate: gate)
+        let refresher = F.ScriptedRefresher { _, _ in
+            throw CourierError(code: .reauthenticationRequired, stage: .decide, message: "invalid_grant")
+        }
+        let authenticator = Authenticator(store: store, refresher: refresher, now: { F.start })
+        try await authenticator.signIn(F.signedIn())
+
+        let waiter = Task { try await authenticator.refresh(rejected: 1) }
+        await gate.waitForArrivals(1)
+        // The sign-in's save queues behind the gated read, so it is not awaited; its credential is in use at once.
+        let signIn = Task {
+            try await authenticator.signIn(Credential(accessToken: "other-user", refreshToken: "other"))
+        }
+        while try await authenticator.currentCredential()?.accessToken != "other-user" { await Task.yield() }
+        await gate.open()
+        let other = try await signIn.value
+        #expect(try await waiter.value == other)
     }
 
     // MARK: - Proactive refresh

@@ -62,6 +62,28 @@ struct RefreshTokenDecisionTests {
         #expect(slowAuthorizations == ["Bearer access-1", "Bearer access-2"])
     }
 
+    @Test("a 401 whose refresh a sign-in overtakes is not sent again with the new session's credential")
+    func signInDuringRefreshDoesNotReplay() async throws {
+        let harness = try await F.harness()
+        let gate = F.Gate()
+        harness.mock.stub(.post, F.tokenPath) { _ in
+            await gate.pass()
+            return .json(raw: #"{"access_token":"access-2","token_type":"bearer","refresh_token":"refresh-2"}"#)
+        }
+        F.stubAPI(harness.mock, accepting: { "other-user" })
+
+        let call = Task { try await harness.client.send(Probe()) }
+        await gate.waitForArrivals(1)  // access-1 was rejected; its refresh is out
+        try await harness.authenticator.signIn(Credential(accessToken: "other-user", refreshToken: "other"))
+        await gate.open()
+
+        let error = await expectCourierError { try await call.value }
+        #expect(error?.response?.status.code == 401)
+        #expect(harness.apiRequests.map { $0.head.headerFields[.authorization] } == ["Bearer access-1"])
+        // The new session's calls go as it: the next one is signed by the other user.
+        #expect(try await harness.client.send(Probe()) == "ok")
+    }
+
     @Test("a credential installed from the fleet replays a 401 for the one it replaced, without a refresh")
     func fleetInstallKeepsSignatures() async throws {
         let harness = try await F.harness()

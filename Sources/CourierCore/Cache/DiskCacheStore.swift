@@ -183,11 +183,28 @@ final class DiskCacheStore: LocalCacheStore {
         }
         guard known else { return nil }
         let url = directory.appendingPathComponent(name)
-        guard let data = try? Data(contentsOf: url), let entry = Self.decode(data), entry.key == key else {
-            drop(name)
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            // A file that is gone is forgotten; one that cannot be read now (locked by Data Protection while the
+            // device is, no file descriptor left on a loaded server) is a miss and stays for the next lookup.
+            if Self.isMissing(error) { drop(name) }
+            return nil
+        }
+        guard let entry = Self.decode(data), entry.key == key else {
+            drop(name)  // corrupt, or another key's: never good again
             return nil
         }
         return entry
+    }
+
+    /// Whether reading a file failed because there is none.
+    private static func isMissing(_ error: any Error) -> Bool {
+        if let error = error as? CocoaError {
+            return error.code == .fileReadNoSuchFile || error.code == .fileNoSuchFile
+        }
+        return (error as? POSIXError)?.code == .ENOENT
     }
 
     @discardableResult

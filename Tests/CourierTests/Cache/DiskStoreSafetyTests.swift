@@ -86,6 +86,42 @@ struct DiskStoreSafetyTests {
         #expect(try Self.mode(directory.path) == 0o755)
     }
 
+    @Test("an entry file that cannot be read for now is a miss and stays; a corrupt one is removed")
+    func unreadableEntryStays() async throws {
+        let directory = CacheFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness = try CacheFixtures.harness(storage: .disk(directory: directory, byteLimit: 1 << 20))
+        let uncacheable = CacheFixtures.fields(["Cache-Control": "no-store"])
+        harness.mock.stub(
+            .get, "/page",
+            with: [
+                .text("v1", headerFields: Self.cacheable), .text("v2", headerFields: uncacheable),
+                .text("v3", headerFields: uncacheable),
+            ])
+        _ = try await harness.send()
+        let file = directory.appendingPathComponent(try #require(try CacheFixtures.entryFiles(in: directory).first))
+        let aside = directory.appendingPathComponent("aside")
+
+        // A read that fails (here a directory where the file was: EISDIR; on a device, a locked file): a miss.
+        try FileManager.default.moveItem(at: file, to: aside)
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+        let unreadable = try await harness.send()
+        #expect(unreadable.value == "v2" && unreadable.cacheStatus?.outcome == .miss)
+        #expect(harness.cache.count == 1)
+
+        // Readable again: the entry is still there.
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.moveItem(at: aside, to: file)
+        let again = try await harness.send()
+        #expect(again.value == "v1" && again.cacheStatus?.outcome == .hit)
+
+        // Corrupt: removed, file and record.
+        try Data("not an entry".utf8).write(to: file)
+        let corrupt = try await harness.send()
+        #expect(corrupt.value == "v3" && corrupt.cacheStatus?.outcome == .miss)
+        #expect(harness.cache.count == 0 && !FileManager.default.fileExists(atPath: file.path))
+    }
+
     @Test("a second cache on the same directory, in this process, fails with a clear error while the first is open")
     func secondCacheInProcess() throws {
         let directory = CacheFixtures.temporaryDirectory()

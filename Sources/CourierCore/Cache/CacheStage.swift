@@ -80,7 +80,7 @@ struct CacheStage: Sendable {
     /// Sends `request` through the cache and the transport.
     ///
     /// The lookup, the invalidation and the handling of the response run in functions of their own: this function
-    /// and ``fetch(_:stored:key:requestControl:cache:context:over:)`` are what a call waiting for its answer keeps,
+    /// and ``fetch(_:stored:key:requestControl:generation:cache:context:over:)`` are what a call waiting for its answer keeps,
     /// and an async function keeps every local that crosses any of its `await`s (issue #17: 8.7 and 9.3 KB per call
     /// in flight before, measured with `Benchmarks/async-frames`).
     func send(
@@ -114,8 +114,8 @@ struct CacheStage: Sendable {
             return try await network(request, context: context, over: transport)
         case .fetch(let lookup):
             return try await fetch(
-                request, stored: lookup.stored, key: lookup.key, requestControl: lookup.requestControl, cache: cache,
-                context: context, over: transport)
+                request, stored: lookup.stored, key: lookup.key, requestControl: lookup.requestControl,
+                generation: lookup.generation, cache: cache, context: context, over: transport)
         }
     }
 
@@ -136,10 +136,13 @@ struct CacheStage: Sendable {
         let stored: CacheEntry?
         let key: CacheKey
         let requestControl: CacheControl
+        /// The cache's removal count before the lookup (see ``HTTPCache/removalCount``).
+        let generation: UInt64
 
-        init(stored: CacheEntry?, key: CacheKey, requestControl: CacheControl) {
+        init(stored: CacheEntry?, key: CacheKey, requestControl: CacheControl, generation: UInt64) {
             self.stored = stored
             self.key = key
+            self.generation = generation
             self.requestControl = requestControl
         }
     }
@@ -188,6 +191,9 @@ struct CacheStage: Sendable {
             }
             return .network
         }
+        // Read before the lookup: a removal after it (a sign-out, a purge) keeps out of the cache both a response
+        // fetched for this call and the entry found, which a 304 would otherwise merge and store again.
+        let generation = cache.removalCount
         let stored =
             policy == .reloadIgnoringCache
             ? nil
@@ -229,7 +235,8 @@ struct CacheStage: Sendable {
                         // entry without the revalidation, which would go to the network for it.
                         if !requestControl.onlyIfCached {
                             revalidateInBackground(
-                                request, stored: stored, key: key, cache: cache, context: context, over: transport)
+                                request, stored: stored, key: key, generation: generation, cache: cache,
+                                context: context, over: transport)
                         }
                         return .answer(serve(stored, age: age, as: .stale))
                     }
@@ -239,7 +246,7 @@ struct CacheStage: Sendable {
         if policy == .cacheOnly || requestControl.onlyIfCached {
             throw Self.mayNotUseNetwork(request, because: nil)
         }
-        return .fetch(Fetch(stored: stored, key: key, requestControl: requestControl))
+        return .fetch(Fetch(stored: stored, key: key, requestControl: requestControl, generation: generation))
     }
 
     /// The ``CourierError/Code/cacheMiss`` of a request that may not use the network (``CachePolicy/cacheOnly``, or
@@ -262,6 +269,7 @@ struct CacheStage: Sendable {
         stored: CacheEntry?,
         key: CacheKey,
         requestControl: CacheControl,
+        generation: UInt64,
         cache: HTTPCache,
         context: TransportContext,
         over transport: any Transport
@@ -274,8 +282,8 @@ struct CacheStage: Sendable {
             }
         }
         let requestTime = cache.now()
-        // A removal from now on (a sign-out, a purge, an invalidation) keeps this response out of the cache.
-        var generation = cache.removalCount
+        // A removal since the lookup (a sign-out, a purge, an invalidation) keeps this response out of the cache.
+        var generation = generation
         let response: TransportResponse
         do {
             (response, generation) = try await network(
@@ -324,7 +332,7 @@ struct CacheStage: Sendable {
 
     /// Merges a 304 (and keeps the merged entry when it may still be stored), falls back to `stored` on a 5xx when
     /// allowed, or stores the response (a streamed one when its reader reaches the end). A function of its own: its
-    /// locals are not in ``fetch(_:stored:key:requestControl:cache:context:over:)``'s frame while that waits for the
+    /// locals are not in ``fetch(_:stored:key:requestControl:generation:cache:context:over:)``'s frame while that waits for the
     /// network.
     @inline(never)
     private func store(
@@ -444,6 +452,7 @@ struct CacheStage: Sendable {
         _ request: OutgoingRequest,
         stored: CacheEntry,
         key: CacheKey,
+        generation: UInt64,
         cache: HTTPCache,
         context: TransportContext,
         over transport: any Transport
@@ -458,7 +467,7 @@ struct CacheStage: Sendable {
         cache.revalidateInBackground(key) { [context] in
             if let response = try? await stage.fetch(
                 request, stored: stored, key: key, requestControl: CacheControl(request.head.headerFields),
-                cache: cache, context: context, over: transport)
+                generation: generation, cache: cache, context: context, over: transport)
             {
                 do {
                     for try await _ in response.body {}

@@ -21,6 +21,8 @@ final class InflightRequests: Sendable {
 
     private struct Flight {
         var id: Int
+        /// The mark of the caller that started it.
+        var mark: Mark?
         var task: Task<Void, Never>?
         var waiters: [Int: CheckedContinuation<Shared, any Error>] = [:]
     }
@@ -92,6 +94,10 @@ final class InflightRequests: Sendable {
     /// Sends `request`, or joins the identical transfer in flight, and returns the `mark` of the caller that
     /// started the transfer (`nil`: one that stores nothing): a caller that joined gets a response fetched since
     /// that caller's mark, not its own, so that a response fetched before an invalidation is not stored after it.
+    ///
+    /// A caller whose cache has seen a removal since the transfer in flight started (a `PUT` invalidated the page,
+    /// a sign-out purged the user's entries) does not join it: it would get the response from before, and a `GET`
+    /// right after a successful `PUT` would read the old page. It makes a transfer of its own, which is not shared.
     func send(
         _ request: OutgoingRequest,
         mark: Mark?,
@@ -104,7 +110,29 @@ final class InflightRequests: Sendable {
             state.pending.insert(state.lastID)
             return state.lastID
         }
-        let shared = try await withTaskCancellationHandler {
+        let shared: Shared
+        do {
+            shared = try await join(key: key, waiter: waiter, request, mark: mark, context: context, over: transport)
+        } catch is StartedBeforeRemoval {
+            return (try await transport.send(request, context: context), mark)
+        }
+        return (TransportResponse(head: shared.head, body: MessageBody(shared.body)), shared.mark)
+    }
+
+    /// The transfer in flight started before a removal the caller's cache has seen since.
+    private struct StartedBeforeRemoval: Error {}
+
+    /// Joins the transfer in flight for `key`, or starts it; throws ``StartedBeforeRemoval`` when the caller may
+    /// not join the one in flight.
+    private func join(
+        key: Key,
+        waiter: Int,
+        _ request: OutgoingRequest,
+        mark: Mark?,
+        context: TransportContext,
+        over transport: any Transport
+    ) async throws -> Shared {
+        try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Shared, any Error>) in
                 let (start, ready) = state.withLock { state -> (Int?, [CheckedContinuation<Void, Never>]) in
                     state.pending.remove(waiter)
@@ -112,12 +140,18 @@ final class InflightRequests: Sendable {
                         continuation.resume(throwing: CancellationError())
                         return (nil, [])
                     }
-                    if state.flights[key] != nil {
+                    if let flight = state.flights[key] {
+                        if let mark, let started = flight.mark, started.cache == mark.cache,
+                            started.removals < mark.removals
+                        {
+                            continuation.resume(throwing: StartedBeforeRemoval())
+                            return (nil, [])
+                        }
                         state.flights[key]?.waiters[waiter] = continuation
                         return (nil, state.readyWatchers())
                     }
                     state.lastID += 1
-                    state.flights[key] = Flight(id: state.lastID, waiters: [waiter: continuation])
+                    state.flights[key] = Flight(id: state.lastID, mark: mark, waiters: [waiter: continuation])
                     return (state.lastID, state.readyWatchers())
                 }
                 for watcher in ready { watcher.resume() }
@@ -139,7 +173,6 @@ final class InflightRequests: Sendable {
         } onCancel: {
             leave(key: key, waiter: waiter)
         }
-        return (TransportResponse(head: shared.head, body: MessageBody(shared.body)), shared.mark)
     }
 
     private func run(

@@ -312,6 +312,46 @@ struct CacheStalenessTests {
         #expect(harness.cache.count == 0, "a response fetched before the reload came back after it")
     }
 
+    /// A store of one's own whose lookups, once `gating` is set, wait at `gate` after reading (a store a round trip
+    /// away, such as PostgreSQL).
+    final class SlowStore: CacheStore {
+        let inner = CacheFixtures.OwnStore()
+        let gate = AuthFixtures.Gate()
+        let gating = DecisionFixtures.Shared(false)
+        var partitionKey: [UInt8] { inner.partitionKey }
+
+        func entry(for key: CacheKey) async throws -> CacheEntry? {
+            let entry = try await inner.entry(for: key)
+            if gating.value { await gate.pass() }
+            return entry
+        }
+
+        func store(_ entry: CacheEntry) async throws { try await inner.store(entry) }
+        func removeEntries(_ selection: CacheSelection) async throws { try await inner.removeEntries(selection) }
+    }
+
+    @Test("an entry looked up before a removal (a sign-out) is not stored again by the 304 of its revalidation")
+    func removalDuringTheLookup() async throws {
+        let store = SlowStore()
+        let time = CacheFixtures.Time()
+        let cache = HTTPCache(store: store, now: time.closure)
+        let (client, mock) = Fixtures.client { $0.cache = cache }
+        let validated = CacheFixtures.fields(["Cache-Control": "max-age=10", "ETag": "\"v1\""])
+        mock.stub(
+            .get, "/page", with: [.text("stored", headerFields: validated), .status(304, headerFields: validated)])
+        _ = try await client.sendWithCacheStatus(Page())
+        time.advance(by: 20)
+
+        store.gating.update { $0 = true }
+        let call = Task { try await client.sendWithCacheStatus(Page()) }
+        await store.gate.waitForArrivals(1)  // the stale entry is read; the revalidation is not sent yet
+        try await cache.removeEntries(.all)
+        await store.gate.open()
+        let revalidated = try await call.value
+        #expect(revalidated.value == "stored" && revalidated.cacheStatus?.outcome == .revalidated)
+        #expect(store.inner.entries.isEmpty, "the entry read before the removal came back with the 304")
+    }
+
     @Test("only-if-cached on the request: a miss fails with cacheMiss")
     func onlyIfCached() async throws {
         let harness = try CacheFixtures.harness()

@@ -14,9 +14,33 @@ public struct HeadersAdapter: InPlaceAdapter {
     /// `headers`.
     public var name: String { "headers" }
 
-    /// Sets the fields.
+    /// Sets the fields. A `multipart/*` `Content-Type` without a `boundary` keeps the boundary of the body's own
+    /// (a multipart body's parts are framed by it, and a new one is drawn for every attempt, so the caller cannot
+    /// know it): `"Content-Type": "multipart/form-data"` next to a multipart body, as code ported from other
+    /// libraries writes it, would otherwise send a body no server can split.
     public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+        guard headers.contains(where: { $0.name.lowercased() == "content-type" }) else {
+            return try HeaderValidation.apply(headers, to: &request.head.headerFields)
+        }
+        let boundary = request.head.headerFields[.contentType].flatMap(Self.boundary(of:))
         try HeaderValidation.apply(headers, to: &request.head.headerFields)
+        if let boundary, let type = request.head.headerFields[.contentType],
+            type.lowercased().hasPrefix("multipart/"), Self.boundary(of: type) == nil
+        {
+            request.head.headerFields[.contentType] = type + "; boundary=" + boundary
+        }
+    }
+
+    /// The `boundary` parameter of a `Content-Type` value, as written (quotes kept).
+    private static func boundary(of contentType: String) -> Substring? {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].filter({ $0 != " " && $0 != "\t" }).lowercased() == "boundary" else {
+                continue
+            }
+            return pair[1].drop { $0 == " " || $0 == "\t" }
+        }
+        return nil
     }
 }
 

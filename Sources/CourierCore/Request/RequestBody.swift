@@ -37,9 +37,18 @@ public struct RequestBody: Sendable {
         RequestBody(kind: .bytes(MessageBody(data), contentType: contentType))
     }
 
-    /// UTF-8 text (`text/plain; charset=utf-8` unless another content type is given).
+    /// UTF-8 text (`text/plain; charset=utf-8` unless another content type is given). A `text/*` type without a
+    /// `charset` gets `; charset=utf-8`: such a type means US-ASCII otherwise (RFC 2046 §4.1.2), and servers decode
+    /// it as ISO-8859-1, turning `é` into `Ã©`.
     public static func text(_ text: String, contentType: String = "text/plain; charset=utf-8") -> RequestBody {
-        RequestBody(kind: .bytes(MessageBody(Array(text.utf8)), contentType: contentType))
+        RequestBody(kind: .bytes(MessageBody(Array(text.utf8)), contentType: labelledUTF8(contentType)))
+    }
+
+    /// `contentType`, with `; charset=utf-8` when it is a `text/*` type without a charset.
+    private static func labelledUTF8(_ contentType: String) -> String {
+        let lowercased = contentType.lowercased()
+        guard lowercased.hasPrefix("text/"), !lowercased.contains("charset=") else { return contentType }
+        return contentType + "; charset=utf-8"
     }
 
     /// A streamed body. A one-shot stream is never re-sent: a retry or a 307/308 redirect that would need it is not

@@ -19,7 +19,7 @@ extension MessageBody {
     }
 
     /// The size of the file at `url` (following links), once it is known to be uploadable: it exists, is not a
-    /// directory and is readable. Checked when the request is adapted, not at the first read inside the transport:
+    /// directory and is readable; `nil` for a file that is not a regular one (a named pipe). Checked when the request is adapted, not at the first read inside the transport:
     /// a directory stats fine (with a size), and an unreadable file too, and either then failed after the head went
     /// out, as a network error.
     ///
@@ -37,6 +37,9 @@ extension MessageBody {
             throw failure("it is a directory", nil)
         }
         guard FileManager.default.isReadableFile(atPath: url.path) else { throw failure("permission denied", nil) }
+        // A named pipe, a socket or a device has no size to announce (a pipe's is 0 whatever is written to it): its
+        // bytes go chunked.
+        guard (attributes[.type] as? FileAttributeType).map({ $0 == .typeRegular }) ?? true else { return nil }
         return (attributes[.size] as? NSNumber)?.int64Value
     }
 }

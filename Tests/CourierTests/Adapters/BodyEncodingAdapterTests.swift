@@ -146,7 +146,17 @@ struct BodyEncodingAdapterTests {
 
         let csv = try await BodyEncodingAdapter(.text("a,b", contentType: "text/csv")).adapt(
             AdapterFixtures.outgoing(method: .post), context: AdapterFixtures.context())
-        #expect(csv.head.headerFields[.contentType] == "text/csv")
+        #expect(csv.head.headerFields[.contentType] == "text/csv; charset=utf-8")
+
+        // A charset given is kept, and a type that is not text is left as it is.
+        for (given, sent) in [
+            ("text/html; Charset=ISO-8859-1", "text/html; Charset=ISO-8859-1"),
+            ("application/x-ndjson", "application/x-ndjson"), ("TEXT/HTML", "TEXT/HTML; charset=utf-8"),
+        ] {
+            let adapted = try await BodyEncodingAdapter(.text("x", contentType: given)).adapt(
+                AdapterFixtures.outgoing(method: .post), context: AdapterFixtures.context())
+            #expect(adapted.head.headerFields[.contentType] == sent)
+        }
     }
 
     @Test("a stream body is passed through one-shot with its content type")
@@ -197,6 +207,26 @@ struct BodyEncodingAdapterTests {
         _ = try await client.send(probe)
         let sent = try #require(mock.recordedRequests.first)
         #expect(sent.head.headerFields.values(named: "Content-Type") == ["application/vnd.api+json"])
+    }
+
+    @Test(
+        "a multipart Content-Type without a boundary, in the request's headers or an adapter's, keeps the body's",
+        arguments: [false, true])
+    func multipartHeaderKeepsBoundary(byAdapter: Bool) async throws {
+        let (client, mock) = AdapterFixtures.answeringClient()
+        let body = RequestBody.multipart([.field(name: "a", value: "1")])
+        let probe =
+            byAdapter
+            ? AdapterFixtures.probe(
+                method: .post, body: body, adapters: [.header("Content-Type", "multipart/form-data")])
+            : AdapterFixtures.probe(method: .post, headers: ["content-type": "multipart/form-data"], body: body)
+        _ = try await client.send(probe)
+        let sent = try #require(mock.recordedRequests.first)
+        let type = try #require(sent.head.headerFields[.contentType])
+        #expect(type.hasPrefix("multipart/form-data; boundary="))
+        let boundary = try #require(type.range(of: "boundary=").map { String(type[$0.upperBound...]) })
+        #expect(sent.bodyText?.hasPrefix("--\(boundary)\r\n") == true)
+        #expect(sent.bodyText?.hasSuffix("--\(boundary)--\r\n") == true)
     }
 
     @Test("a Content-Type set by an adapter after the body adapter wins")

@@ -5,7 +5,8 @@ import Logging
 /// How an ``EventSource`` reconnects after its stream drops.
 public struct ReconnectPolicy: Hashable, Sendable {
     /// How many reconnects in a row may deliver no event before the source gives up with
-    /// ``CourierError/Code/reconnectLimit``. Any delivered event resets the count. The pause doubles after each
+    /// ``CourierError/Code/reconnectLimit``. Any delivered event resets the count, and so does a connection the
+    /// server kept open for at least ``maxDelay`` (a quiet stream that the idle timeout cuts). The pause doubles after each
     /// such reconnect (from at least 100 ms, up to ``maxDelay``), so the default budget rides out an outage of
     /// several minutes.
     public var maxReconnects: Int
@@ -138,8 +139,11 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         /// A limit the last chunk broke, thrown once the events completed before it are handed out.
         private var pendingError: (any Error)?
         private var isFinished = false
-        /// Reconnects in a row without a delivered event.
+        /// Reconnects in a row without a delivered event (a connection kept open past the policy's longest pause
+        /// resets it too).
         private var failedReconnects = 0
+        /// When the current connection was accepted as an event stream.
+        private var acceptedAt: ContinuousClock.Instant?
         /// Connections made so far (counted by the stream's log line, which reports them).
         public var connections: Int { logLine?.connections ?? 0 }
         /// The IDs delivered, newest last (bounded), each with a fingerprint of every event delivered under it (its
@@ -334,12 +338,13 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                     ? "the response is \(type ?? "without a Content-Type"), not text/event-stream" : nil
             if let problem {
                 isFinished = true
-                // Built after the call ended, so not through the call's redaction: its head is redacted here.
-                var head = live.head
-                head.headerFields = source.client.configuration.redactor.redact(head.headerFields)
-                throw CourierError(code: .unexpectedResponse, stage: .parse, message: problem, response: head)
+                // The connection's call fails with the error the caller gets (its monitors and log line say so), which
+                // the call's record redacts and gives its trace.
+                throw live.end(
+                    with: CourierError(code: .unexpectedResponse, stage: .parse, message: problem, response: live.head))
             }
             body = StreamBodyReader(live.makeAsyncIterator())
+            acceptedAt = .now
             skippingReplays = connections > 1
             seenOnConnection = [:]
             return true
@@ -347,6 +352,12 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
 
         /// Ends the current connection and waits before the next, or gives up when the budget is spent.
         private mutating func drop(reason: String, error: (any Error)?) async throws {
+            // A connection the server kept open for longer than the longest pause between reconnects was not a failed
+            // attempt, though it brought no event: a quiet stream cut by the idle timeout or a proxy's connection
+            // lifetime reconnects with a fresh budget. One that closes sooner (a server accepting and closing at once)
+            // still counts, so such a server is not hammered.
+            if let acceptedAt, ContinuousClock.now - acceptedAt >= source.policy.maxDelay { failedReconnects = 0 }
+            acceptedAt = nil
             body = nil
             parser.finish()
             pending = []

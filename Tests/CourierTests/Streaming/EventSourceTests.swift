@@ -59,6 +59,65 @@ struct EventSourceTests {
         #expect(!"\(String(describing: error))".contains("PLANTED"))
     }
 
+    @Test("a connection refused as not an event stream is a failed call for the monitors, with the caller's error")
+    func notAnEventStreamFailsTheCall() async throws {
+        let mock = MockTransport()
+        mock.stub(.get, "/notifications", with: .json(raw: "{}"))
+        let monitor = MonitorFixtures.RecordingMonitor()
+        var configuration = Client.Configuration()
+        configuration.monitors = [monitor]
+        let client = Client(
+            server: Server(baseURL: URL(string: "https://api.example.com")!), transport: mock,
+            configuration: configuration)
+        let error = await expectCourierError {
+            for try await _ in client.events(Notifications()) {}
+        }
+        #expect(error?.code == .unexpectedResponse)
+        let end = try #require(await monitor.events(untilCallsEnded: 1).last { $0.kind.isTerminal })
+        guard case .failed(let failure, let status, _) = end.kind else {
+            Issue.record("the call ended as \(end.kind), not failed")
+            return
+        }
+        #expect((failure as? CourierError)?.code == .unexpectedResponse && status?.code == 200)
+    }
+
+    /// Accepts `quiet` connections as event streams that stay silent for `silence` and are then cut by the idle
+    /// timeout; then answers 204.
+    struct QuietStreams: Transport {
+        let quiet: Int
+        let silence: Duration
+        let sent = DecisionFixtures.Counter()
+
+        func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
+            guard sent.next() <= quiet else {
+                return TransportResponse(head: HTTPResponse(status: .noContent), body: MessageBody([UInt8]()))
+            }
+            let silence = silence
+            let body = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+                // The server's silence, which the behaviour under test depends on (not a synchronisation).
+                let task = Task {
+                    try? await Task.sleep(for: silence)
+                    continuation.finish(throwing: CourierError(code: .idleTimeout, stage: .transport))
+                }
+                continuation.onTermination = { _ in task.cancel() }
+            }
+            var head = HTTPResponse(status: .ok)
+            head.headerFields[.contentType] = "text/event-stream"
+            return TransportResponse(head: head, body: MessageBody(body, length: .unknown, iterationBehavior: .single))
+        }
+    }
+
+    @Test("connections kept open and quiet until the idle timeout cuts them do not spend the reconnect budget")
+    func quietConnectionsKeepTheBudget() async throws {
+        let transport = QuietStreams(quiet: 4, silence: .milliseconds(100))
+        let client = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+        let policy = ReconnectPolicy(maxReconnects: 2, defaultDelay: .zero, jitter: 0, maxDelay: .milliseconds(50))
+        var events = 0
+        for try await _ in client.events(Notifications(), reconnect: policy) { events += 1 }
+        #expect(events == 0)
+        #expect(transport.sent.count == 5)
+    }
+
     @Test("a server whose IDs restarted (new data under IDs already delivered) loses no event after a reconnect")
     func reusedIDsWithNewData() async throws {
         let mock = MockTransport()

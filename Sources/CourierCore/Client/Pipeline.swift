@@ -366,7 +366,7 @@ struct Pipeline<R: Request>: Sendable {
         var body = Data()
         if !streamsBody {
             do {
-                body = try await BodyReader.read(sent, for: outgoing.head.method, limit: plan.limit)
+                body = try await Self.readBody(of: sent, for: outgoing.head.method, limit: plan.limit)
             } catch {
                 throw TransferFailure(error: error)
             }
@@ -835,6 +835,22 @@ struct Pipeline<R: Request>: Sendable {
         context.events = events
         context.maxRestarts = configuration.maxRestarts
         return context
+    }
+
+    /// Reads the body into memory within `limit`; HEAD, 1xx, 204 and 304 responses have none.
+    private static nonisolated(nonsending) func readBody(
+        of response: TransportResponse,
+        for method: HTTPRequest.Method,
+        limit: Int
+    ) async throws -> Data {
+        let code = response.head.status.code
+        if method == .head || code == 204 || code == 304 || (100..<200).contains(code) {
+            // No body by definition, but the transport's (empty) body is still read to its end: AsyncHTTPClient
+            // closes a connection whose response was dropped unread instead of returning it to the pool.
+            _ = try? await response.body.collect(upTo: limit)
+            return Data()
+        }
+        return try await response.body.collect(upTo: limit)
     }
 }
 

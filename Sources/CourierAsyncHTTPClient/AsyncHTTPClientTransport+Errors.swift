@@ -115,16 +115,30 @@
                 // One stream ended, not the connection: as a reset connection on HTTP/1.1. NIOHTTP2 reports a stream
                 // that a GOAWAY's lower last stream ID dropped as CANCEL, not REFUSED_STREAM, so such a refusal reads
                 // like any other reset.
+                if closed.errorCode == .refusedStream, phase == .head {
+                    // RFC 9113 §8.7: the server did not process the request, which can be sent again whatever its
+                    // method (an overloaded Envoy, a server past its stream limit).
+                    return unsent(
+                        .connectionReset,
+                        "the server refused the HTTP/2 stream without processing the request (REFUSED_STREAM)")
+                }
                 let message =
-                    closed.errorCode == .refusedStream
-                    ? "the server refused the HTTP/2 stream without processing the request (REFUSED_STREAM)"
-                    : "the server reset the HTTP/2 stream, or ended the connection with GOAWAY, before a response arrived"
+                    "the server reset the HTTP/2 stream, or ended the connection with GOAWAY, before a response arrived"
                 return fail(lost.0, phase == .body ? lost.1 : message)
             }
             if let error = error as? NIOSSLError, case .uncleanShutdown = error {
                 // AsyncHTTPClient passes NIOSSL's own error on for a body that ends with the connection (no
                 // Content-Length): without close_notify, nothing says the body is whole (a truncation attack).
                 return fail(lost.0, lost.1 + " (no TLS close_notify)")
+            }
+            if let error = error as? NIOSSLError, case .handshakeFailed(.sslError(let stack)) = error,
+                stack.contains(where: {
+                    $0 == .eofDuringHandshake || $0 == .eofDuringAdditionalCertficiateChainValidation
+                })
+            {
+                // A load balancer mid-rollout or a server at its connection limit accepts, then closes before its
+                // ServerHello: as a reset connection, and nothing of the request went out before TLS was up.
+                return unsent(.connectionReset, "the server closed the connection during the TLS handshake")
             }
             if let tls = TLSFailure.classify(error) {
                 return fail(tls.code, tls.message)

@@ -149,7 +149,11 @@
             _ options: TLSOptions, host: String, base: TLSConfiguration
         ) throws(CourierError) -> TLSConfiguration {
             var configuration = base
-            configuration.minimumTLSVersion = version(options.minimumVersion)
+            // The options go on top of the base: its stricter minimum (TLS 1.3 set in `init(clientConfiguration:)`)
+            // stays, unless the options lower it on purpose, below TLS 1.2 (the options' default, which says nothing).
+            configuration.minimumTLSVersion =
+                options.minimumVersion < .tls12 || base.minimumTLSVersion != .tlsv13
+                ? version(options.minimumVersion) : .tlsv13
             do {
                 let extra = try options.trust.certificates.map { try NIOSSLCertificate(bytes: $0.der, format: .der) }
                 switch options.trust {

@@ -39,6 +39,15 @@
                     code: .clientCertificateRejected,
                     message: "the server rejected the client certificate, or required one and none was sent")
             }
+            // An alert the server sent about the client's certificate (BoringSSL names a received alert
+            // `SSLV3_ALERT_…`); the client's own verdict on the server's certificate is CERTIFICATE_VERIFY_FAILED.
+            for (alert, reason) in [
+                ("ALERT_CERTIFICATE_EXPIRED", "it has expired"), ("ALERT_CERTIFICATE_REVOKED", "it has been revoked"),
+                ("ALERT_UNSUPPORTED_CERTIFICATE", "its type is not supported"),
+            ] where upper.contains(alert) {
+                return TLSFailure(
+                    code: .clientCertificateRejected, message: "the server rejected the client certificate: \(reason)")
+            }
             if upper.contains("CERTIFICATE_EXPIRED") || upper.contains("CERTIFICATE_HAS_EXPIRED") {
                 return TLSFailure(code: .certificateExpired, message: "the server's certificate has expired")
             }

@@ -27,7 +27,8 @@ public struct TLSOptions: Hashable, Sendable {
     /// The certificate the client presents when the server asks for one (mutual TLS).
     public var clientIdentity: ClientIdentity?
     /// The lowest TLS version accepted. Default: TLS 1.2 (RFC 8996 deprecates 1.0 and 1.1). Below TLS 1.2 only
-    /// HTTP/1.1 is offered, since HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2).
+    /// HTTP/1.1 is offered, since HTTP/2 requires TLS 1.2 or later (RFC 9113 §9.2). A transport built on a TLS
+    /// configuration of your own that requires TLS 1.3 keeps requiring it unless this asks for less than TLS 1.2.
     public var minimumVersion: Version
     /// Which HTTP versions are offered through ALPN. Default: ``HTTPVersions/automatic`` (HTTP/2 when the server
     /// agrees, else HTTP/1.1).

@@ -175,8 +175,15 @@ public struct Client: Sendable {
     /// (``Configuration/sendsCredentials``), sharing this one's calls in flight and
     /// ``Configuration/maxConcurrentRequests`` slots: for a linked page on another origin.
     package func withoutCredentials() -> Client {
+        withoutCredentials(sendingTo: nil)
+    }
+
+    /// ``withoutCredentials()``, whose requests go to `url` exactly (when given): its scheme, authority, path and
+    /// query are put back after the client's own adapters, so none of them adds a credential to the query.
+    func withoutCredentials(sendingTo url: URL?) -> Client {
         var configuration = configuration
         configuration.sendsCredentials = false
+        if let url { configuration.adapters.append(LinkedURLAdapter(url: url)) }
         return derived(environment: environment, configuration: configuration, limiter: storage.limiter)
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import HTTPTypes
 
 /// Points the request at a linked URL (a next-page `Link`): its scheme, authority, path and query replace the
-/// request's own. Runs after the request's adapters, before the client's (so auth sees the real origin).
+/// request's own. Runs before and after each of the request's adapters, before the client's (so auth sees the real
+/// origin), and on an origin the client does not trust after the client's too.
 ///
 /// A page on an origin the client does not trust (neither the first page's nor one of the client's servers) is sent
 /// by a client made with ``Client/withoutCredentials()``: the pipeline removes the credential headers every adapter
@@ -28,5 +29,18 @@ struct LinkedURLAdapter: RequestAdapter {
         request.head.authority = authority
         request.head.path = path
         return request
+    }
+}
+
+/// One of a linked page's request adapters: runs `base`, then points the request at the link again (see
+/// ``PageRequest``'s adapters). Named as `base`, so the trace shows the request's own adapters.
+struct LinkedPageAdapter: RequestAdapter {
+    let base: any RequestAdapter
+    let link: LinkedURLAdapter
+
+    var name: String { base.name }
+
+    func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        try await link.adapt(try await base.adapt(request, context: context), context: context)
     }
 }

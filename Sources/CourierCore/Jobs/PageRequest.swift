@@ -42,9 +42,13 @@ struct PageRequest<Base: Request>: ForwardingRequest {
             proxy: first?.proxy
         )
     }
+    /// The request's adapters, each on the linked URL and followed by it again: each sees the request as it will be
+    /// sent (a signer signs the linked page's URL, not the first page's), and what one changes of the URL is
+    /// undone, as after a redirect.
     var adapters: [any RequestAdapter] {
         guard let url else { return base.adapters }
-        return base.adapters + [LinkedURLAdapter(url: url)]
+        let link = LinkedURLAdapter(url: url)
+        return [link] + base.adapters.map { LinkedPageAdapter(base: $0, link: link) }
     }
     var parser: any ResponseParser<PageOutput<Base.Response>> { HeadParser(base: base.parser) }
 

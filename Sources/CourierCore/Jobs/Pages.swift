@@ -98,7 +98,10 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
                 let first = try pages.client.server(for: request).0
                 call = PageRequest(base: request, url: url, firstServer: first, trusted: pages.client.knownServers)
             }
-            let client = call.goesWithoutCredentials ? pages.client.withoutCredentials() : pages.client
+            // On an origin the client does not trust, the page goes to the linked URL exactly: after the client's
+            // own adapters too, so that one adding a credential to the query (`api_key=`) does not send it there.
+            let client =
+                call.goesWithoutCredentials ? pages.client.withoutCredentials(sendingTo: call.url) : pages.client
             let output = try await client.send(call, tags: pages.tags)
             let url = Self.url(of: output.request)
             if let url {

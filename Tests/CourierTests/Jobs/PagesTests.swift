@@ -344,6 +344,61 @@ extension PagesTests {
         #expect(sent.last?[.cookie] == nil)
     }
 
+    @Test(
+        "a link to another origin goes without the query credential the client's adapters add; its own origin keeps it")
+    func linkToOtherOriginDropsClientQueryKey() async throws {
+        let (client, mock) = Fixtures.client { $0.adapters.append(.query(["api_key": "k-123"])) }
+        mock.stub(.get, "/numbers") { request in
+            switch (request.head.authority, request.query ?? "") {
+            case ("api.example.com", "per_page=2&api_key=k-123"):
+                .json(raw: "[1]", headerFields: [link: "<https://api.example.com/numbers?page=2>; rel=next"])
+            case ("api.example.com", _):
+                .json(raw: "[2]", headerFields: [link: "<https://cdn.example.net/numbers?page=3>; rel=next"])
+            default: .json(raw: "[3]")
+            }
+        }
+        var values: [[Int]] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) { values.append(page.value) }
+        #expect(values == [[1], [2], [3]])
+        #expect(
+            mock.recordedRequests.map(\.head.path) == [
+                "/numbers?per_page=2&api_key=k-123", "/numbers?page=2&api_key=k-123", "/numbers?page=3",
+            ])
+    }
+
+    /// Signs what it sees of the request (method, authority, path), as a request signer would.
+    struct PathSigner: RequestAdapter {
+        var name: String { "sign" }
+        func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+            var request = request
+            request.head.headerFields[HTTPField.Name("X-Signature")!] =
+                "\(request.head.method) \(request.head.authority ?? "") \(request.head.path ?? "")"
+            return request
+        }
+    }
+
+    /// ``ListNumbers`` with a signer among its own adapters.
+    private struct SignedNumbers: Request {
+        typealias Response = [Int]
+        var path: String { "/numbers" }
+        var query: Parameters? { ["per_page": "2"] }
+        var adapters: [any RequestAdapter] { standardAdapters + [PathSigner()] }
+    }
+
+    @Test("the request's own adapters see each linked page's URL, as it is sent")
+    func requestAdaptersSeeTheLinkedURL() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/numbers") { request in
+            request.query == "per_page=2"
+                ? .json(raw: "[1]", headerFields: [link: "<https://api.example.com/numbers?page=2>; rel=next"])
+                : .json(raw: "[2]")
+        }
+        for try await _ in client.pages(of: SignedNumbers(), next: .link()) {}
+        let signatures = mock.recordedRequests.map { $0.head.headerFields[HTTPField.Name("X-Signature")!] }
+        #expect(signatures == ["GET api.example.com /numbers?per_page=2", "GET api.example.com /numbers?page=2"])
+        #expect(mock.recordedRequests.map(\.head.path) == ["/numbers?per_page=2", "/numbers?page=2"])
+    }
+
     @Test("a link to the origin of another of the client's servers keeps the client's credentials")
     func linkToKnownServerKeepsCredentials() async throws {
         let mock = MockTransport()

@@ -380,12 +380,15 @@ struct Pipeline<R: Request>: Sendable {
             &received, outgoing: outgoing, decisions: decisions, attempt: attempt, restarts: restarts,
             deadline: deadline, slot: slot, state: state)
         // The attempt's slot ends with its decisions: a refresh they started is in flight before the next waiting
-        // call is signed (so that call waits for the new token instead of carrying the rejected one).
-        slot?.release()
+        // call is signed (so that call waits for the new token instead of carrying the rejected one). A body the
+        // parser streams within the call (a download) keeps it until it is read, as its connection stays busy; a
+        // live response's body is read after the call, by the caller.
         if case .restart(let next, let target) = verdict {
+            slot?.release()
             restart = Restart(next: next, target: target)
             return nil
         }
+        if !streamsBody || Self.isLive { slot?.release() }
         return try await parse(
             received, sent: sent, streamsBody: streamsBody, streamingParser: plan.streamingParser, outgoing: outgoing,
             attempt: attempt, state: state)

@@ -103,6 +103,9 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
             let client =
                 call.goesWithoutCredentials ? pages.client.withoutCredentials(sendingTo: call.url) : pages.client
             let output = try await client.send(call, tags: pages.tags)
+            // A `cancelAll` that counted the sequence while this page's call was being set up (before the call was
+            // registered, so that one did not reach it): the page is not handed to a reader that was cancelled.
+            if registration?.isCancelled == true { throw CancellationError() }
             let url = Self.url(of: output.request)
             if let url {
                 let key = PageKey.of(url)

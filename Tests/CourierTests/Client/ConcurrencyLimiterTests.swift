@@ -140,6 +140,37 @@ struct ConcurrencyLimiterTests {
         _ = try? await stalled.value
     }
 
+    @Test("a download keeps its slot while its body streams: a call behind it waits, and its deadline says so")
+    func downloadKeepsItsSlot() async throws {
+        struct Timed: Request {
+            typealias Response = String
+            var path: String
+            var timeout: Duration?
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-slot-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mock = MockTransport()
+        mock.stub(nil, "/file", with: MockResponse(body: Data(count: 1000), fault: .stallBody(afterBytes: 10)))
+        mock.stub(nil, "/late", with: .text("ok"))
+        var configuration = Client.Configuration()
+        configuration.maxConcurrentRequests = 1
+        let server = Server(baseURL: try #require(URL(string: "https://api.example.com")))
+        let client = Client(server: server, transport: mock, configuration: configuration)
+        let download = Task {
+            try await client.send(TransferTests.Download(destination: directory.appendingPathComponent("file")))
+        }
+        while mock.recordedRequests.isEmpty { await Task.yield() }
+
+        let error = try #require(
+            await expectCourierError { try await client.send(Timed(path: "/late", timeout: .milliseconds(300))) })
+        #expect(error.code == .timedOut)
+        #expect(error.message?.contains("maxConcurrentRequests slots") == true, "\(error)")
+        #expect(mock.recordedRequests.count == 1)
+        download.cancel()
+        _ = try? await download.value
+    }
+
     @Test("a client switched to another environment shares the limit; a configured one has its own")
     func derivedClients() throws {
         var configuration = Client.Configuration()

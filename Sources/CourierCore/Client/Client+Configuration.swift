@@ -17,8 +17,9 @@ extension Client {
         /// state. Each request chooses how it uses the cache with ``Request/cachePolicy``.
         public var cache: HTTPCache? = nil
 
-        /// At most this many calls between their adapters and their response at a time; the others wait in order,
-        /// before their adapters run. `nil` (the default): no limit but the transport's own.
+        /// At most this many calls between their adapters and their response at a time (a download until its body
+        /// is read, since its connection is busy until then); the others wait in order, before their adapters run.
+        /// `nil` (the default): no limit but the transport's own.
         ///
         /// Set it to the transport's pool size (`AsyncHTTPClientTransport.Configuration.maxConnectionsPerHost`, 8 by default) when many
         /// calls run at once: a call that waits here is signed when it goes, with the credential current then, so

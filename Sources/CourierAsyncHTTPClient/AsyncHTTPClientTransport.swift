@@ -326,7 +326,8 @@
                 } catch {
                     throw await failure(error, request: request, route: route, context: context)
                 }
-                return try transportResponse(response, sentBody: request.body != nil, lease: route.lease)
+                return try transportResponse(
+                    response, method: request.head.method, sentBody: request.body != nil, lease: route.lease)
             }
         }
 
@@ -384,7 +385,7 @@
         /// Courier's response for AsyncHTTPClient's: its head, and its body as it streams.
         @inline(never)
         private func transportResponse(
-            _ response: HTTPClientResponse, sentBody: Bool, lease: ProxyLease?
+            _ response: HTTPClientResponse, method: HTTPRequest.Method, sentBody: Bool, lease: ProxyLease?
         ) throws -> TransportResponse {
             guard response.history.count <= 1 else {
                 throw CourierError(
@@ -400,7 +401,11 @@
                 try Self.checkCodings(head)
             }
             var length = MessageBody.Length.unknown
-            if !(decompresses && converted.isEncoded), let count = converted.contentLength {
+            let code = head.status.code
+            if method == .head || code == 204 || code == 304 || (100..<200).contains(code) {
+                // No body whatever Content-Length says (RFC 9110 §6.4.1): a HEAD of a 5 GB file announces 5 GB.
+                length = .known(0)
+            } else if !(decompresses && converted.isEncoded), let count = converted.contentLength {
                 length = .known(count)
             }
             // A status of 300 or more that came while the request body was still going out (a 413 from nginx's

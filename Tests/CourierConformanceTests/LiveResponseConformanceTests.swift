@@ -31,6 +31,23 @@ extension Conformance {
             return text
         }
 
+        @Test("a HEAD's body announces no bytes, whatever its Content-Length says", arguments: TransportKind.all)
+        func headAnnouncesNoBody(transport: TransportKind) async throws {
+            struct Head: Request {
+                typealias Response = LiveResponse
+                var method: HTTPRequest.Method { .head }
+                var path: String { "/bytes/20000000" }
+            }
+            try await withTestServer { server in
+                let client = makeClient(transport, server.baseURL)
+                let live = try await client.send(Head())
+                #expect(live.headerFields[.contentLength] == "20000000")
+                #expect(live.length == .known(0))
+                var iterator = live.makeAsyncIterator()
+                #expect(try await iterator.next() == nil)
+            }
+        }
+
         @Test(
             "the call returns at the head and each event arrives as the server flushes it", arguments: TransportKind.all
         )

@@ -143,6 +143,13 @@
             if let tls = TLSFailure.classify(error) {
                 return fail(tls.code, tls.message)
             }
+            if let error = error as? BoringSSLError {
+                // BoringSSL's own error on a read after the handshake, passed on as it is over HTTP/1.1: over TLS 1.3
+                // the server's alert refusing the client certificate comes then; anything else ends the connection.
+                let tls = TLSFailure.classify(handshake: String(describing: error))
+                if tls.code == .clientCertificateRejected { return fail(tls.code, tls.message) }
+                return fail(lost.0, lost.1 + " (TLS failed)")
+            }
             return fail(.transportFailed, "the transport failed (\(String(describing: type(of: error))))")
         }
 

@@ -107,6 +107,27 @@ extension Conformance.TLSConformanceTests {
     }
 
     @Test(
+        "mutual TLS on an HTTP/1.1-only server: without a client certificate, clientCertificateRejected",
+        arguments: TransportKind.all)
+    func mutualTLSOverHTTP1(transport: TransportKind) async throws {
+        let authority = try TLSLab.authority.get()
+        let server = TestServerTLS(
+            authority: authority, mode: .clientCertificateRequired, applicationProtocols: [.http1])
+        try await withTLSServer(server) { server in
+            try await tlsCase("mTLS over HTTP/1.1 without a client certificate", on: transport, needs: [.customTrust]) {
+                let client = tlsClient(transport.make(), server.baseURL, try TLSLab.trusting(authority))
+                let error = try await expectTLSFailure { try await client.send(HTTPSBytes(path: "/get")) }
+                // TLS 1.3: the server's alert comes after the client's handshake, as BoringSSL's error on the first
+                // read (AsyncHTTPClient passes it on as it is) or as a closed connection.
+                #expect(error?.code == .clientCertificateRejected, "\(String(describing: error))")
+                #expect(attempts(error) <= 2, "retried \(attempts(error)) times")
+                #expect(server.requestCount == 0)
+                return "\(error?.code.description ?? "-") after \(attempts(error)) attempt(s)"
+            }
+        }
+    }
+
+    @Test(
         "mutual TLS from PEM files: files written late, replaced or repaired are read again at the next call",
         arguments: TransportKind.all)
     func mutualTLSFromFiles(transport: TransportKind) async throws {

@@ -499,4 +499,34 @@ extension PagesTests {
         #expect(try await pages.next() == nil)
         #expect(client.callsInFlight == 0)
     }
+
+    /// ``ListNumbers`` whose server, once `hook` is set, calls it when read (a page's call reads it while it is set
+    /// up, after the sequence's own check for a cancellation).
+    private struct HookedNumbers: Request {
+        typealias Response = [Int]
+        let hook: DecisionFixtures.Shared<(@Sendable () -> Void)?>
+        var path: String { "/numbers" }
+        var server: Server? {
+            hook.value?()
+            return nil
+        }
+    }
+
+    @Test("a cancelAll that lands while a page's call is set up: that page is not handed out")
+    func cancelWhileAPageIsSetUp() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/numbers") { request in
+            request.query == nil
+                ? .json(raw: "[1]", headerFields: [link: "<https://api.example.com/numbers?page=2>; rel=next"])
+                : .json(raw: "[2]")
+        }
+        let hook = DecisionFixtures.Shared<(@Sendable () -> Void)?>(nil)
+        var pages = client.pages(of: HookedNumbers(hook: hook), next: .link(), tags: ["feed"]).makeAsyncIterator()
+        #expect(try await pages.next()?.value == [1])
+        let counted = DecisionFixtures.Shared(0)
+        hook.update { $0 = { counted.update { $0 += client.cancelAll(tagged: "feed") } } }
+        await #expect(throws: CancellationError.self) { try await pages.next() }
+        #expect(counted.value >= 1)
+    }
+
 }

@@ -16,6 +16,9 @@ public struct Page<R: Request>: Sendable {
     public var url: URL?
     /// The page's position in the sequence, from 1.
     public var number: Int
+    /// The URL a `Link` named for this page, when a link led to it: the page as linked, before the client's
+    /// adapters added to its query (an `api_key`), so a page that links to itself is seen as the end.
+    var linkedURL: URL?
 
     /// Creates a page (for tests of ``NextPage`` strategies).
     public init(value: R.Response, response: HTTPResponse, request: R, url: URL?, number: Int) {

@@ -116,13 +116,14 @@ public struct Pages<R: Request>: AsyncSequence, Sendable {
                 visited[key] = number + 1
             }
             number += 1
-            let page = Page(
+            var page = Page(
                 value: output.value,
                 response: output.response,
                 request: call.base,
                 url: url,
                 number: number
             )
+            page.linkedURL = call.url
             previous = page
             return page
         }

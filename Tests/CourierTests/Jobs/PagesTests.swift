@@ -366,6 +366,20 @@ extension PagesTests {
             ])
     }
 
+    @Test("a last page that links to itself ends the sequence when a client adapter adds to the query")
+    func selfLinkWithAClientQueryKey() async throws {
+        let (client, mock) = Fixtures.client { $0.adapters.append(.query(["api_key": "k-123"])) }
+        mock.stub(.get, "/numbers") { request in
+            request.query == "per_page=2&api_key=k-123"
+                ? .json(raw: "[1]", headerFields: [link: "<https://api.example.com/numbers?page=2>; rel=next"])
+                : .json(raw: "[2]", headerFields: [link: "<https://api.example.com/numbers?page=2>; rel=next"])
+        }
+        var values: [[Int]] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) { values.append(page.value) }
+        #expect(values == [[1], [2]])
+        #expect(mock.recordedRequests.count == 2)
+    }
+
     /// Signs what it sees of the request (method, authority, path), as a request signer would.
     struct PathSigner: RequestAdapter {
         var name: String { "sign" }

@@ -156,6 +156,12 @@ public struct CacheEntry: Sendable {
         for field in CacheRules.storedFields(of: notModified) where replaced.contains(field.name.lowercased()) {
             merged.append(field)
         }
+        if notModified.headerFields[.date] == nil {
+            // A 304 without `Date` is dated when it arrived (RFC 9110 §6.6.1): with the stored `Date` and the new
+            // response time, the entry's apparent age would be its whole life, and it would be stale at once.
+            merged.removeAll { $0.name.lowercased() == "date" }
+            merged.append((name: "Date", value: HTTPDateParser.format(responseTime)))
+        }
         return CacheEntry(
             key: key, status: status, headers: merged, body: body, requestTime: requestTime,
             responseTime: responseTime, vary: vary)

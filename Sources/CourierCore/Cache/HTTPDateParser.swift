@@ -9,6 +9,28 @@ enum HTTPDateParser {
     private static let days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     private static let longDays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
+    /// `date` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), whole seconds, without a `DateFormatter`.
+    static func format(_ date: Date) -> String {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let (wholeDays, time) = seconds.quotientAndRemainder(dividingBy: 86_400)
+        let dayNumber = time < 0 ? wholeDays - 1 : wholeDays
+        let secondOfDay = time < 0 ? time + 86_400 : time
+        // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm); 1970-01-01 was a Thursday.
+        let shifted = dayNumber + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let weekday = ((dayNumber % 7) + 7 + 3) % 7  // 0 = Monday
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[weekday]), \(two(day)) \(months[month - 1]) \(year) "
+            + "\(two(secondOfDay / 3_600)):\(two(secondOfDay % 3_600 / 60)):\(two(secondOfDay % 60)) GMT"
+    }
+
     static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         return fixdate(bytes) ?? rfc850(bytes) ?? asctime(bytes)

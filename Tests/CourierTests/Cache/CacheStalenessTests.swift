@@ -352,6 +352,22 @@ struct CacheStalenessTests {
         #expect(store.inner.entries.isEmpty, "the entry read before the removal came back with the 304")
     }
 
+    @Test("a 304 without a Date is dated when it arrived: the revalidated entry is fresh for its max-age again")
+    func notModifiedWithoutDate() async throws {
+        let harness = try CacheFixtures.harness()
+        let validated = CacheFixtures.fields(["Cache-Control": "max-age=10", "ETag": "\"v1\""])
+        let undated = CacheFixtures.fields(["Cache-Control": "max-age=10", "ETag": "\"v1\""], date: nil)
+        harness.mock.stub(
+            .get, "/page", with: [.text("stored", headerFields: validated), .status(304, headerFields: undated)])
+        _ = try await harness.send()
+        harness.time.advance(by: 20)
+        #expect(try await harness.send().cacheStatus?.outcome == .revalidated)
+        harness.time.advance(by: 5)
+        let again = try await harness.send()
+        #expect(again.value == "stored" && again.cacheStatus?.outcome == .hit)
+        #expect(harness.networkCount == 2)
+    }
+
     @Test("only-if-cached on the request: a miss fails with cacheMiss")
     func onlyIfCached() async throws {
         let harness = try CacheFixtures.harness()

@@ -47,6 +47,18 @@ struct RFC9111RulesTests {
         #expect(Self.entry([("Expires", text)]).freshnessLifetime == 0)
     }
 
+    @Test("an HTTP-date written by the cache is an IMF-fixdate that parses back to the same second")
+    func formattedDates() {
+        #expect(HTTPDateParser.format(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDateParser.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDateParser.format(Date(timeIntervalSince1970: -1)) == "Wed, 31 Dec 1969 23:59:59 GMT")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<1_000 {
+            let date = Date(timeIntervalSince1970: TimeInterval(Int.random(in: 0...4_102_444_800, using: &generator)))
+            #expect(HTTPDateParser.parse(HTTPDateParser.format(date)) == date)
+        }
+    }
+
     @Test("29 February of a leap year is a date")
     func leapDay() {
         #expect(HTTPDateParser.parse("Tue, 29 Feb 2028 00:00:00 GMT") != nil)

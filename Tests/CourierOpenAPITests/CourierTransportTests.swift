@@ -5,6 +5,7 @@ import CourierTestServer
 import Foundation
 import HTTPTypes
 import InMemoryTracing
+import Logging
 import MetricsTestKit
 import OpenAPIRuntime
 import Testing
@@ -29,6 +30,20 @@ struct CourierTransportTests {
             #expect(!seen.isEmpty && seen.allSatisfy { $0.requestName == "getEcho" })
             let line = try #require(logs.allText.first { $0.hasPrefix("GET ") })
             #expect(line.contains("/get?name=Ada%20Lovelace%20%26%20co → 200"), "\(line)")
+            #expect(line.contains("openapi.operation_id") && line.contains("getEcho"), "\(line)")
+        }
+    }
+
+    @Test("the operation ID names the log line when only the success line's level is enabled")
+    func operationIDAtInfo() async throws {
+        try await withTestServer { server in
+            let logs = LogCapture()
+            let courier = makeCourier(.asyncHTTPClient, server.baseURL) {
+                $0.logger = logs.logger(level: .info)
+                $0.callLogLevel = .info
+            }
+            _ = try await generatedClient(courier).getEcho(query: .init(name: "Ada")).ok.body.json
+            let line = try #require(logs.allText.first { $0.hasPrefix("GET ") })
             #expect(line.contains("openapi.operation_id") && line.contains("getEcho"), "\(line)")
         }
     }

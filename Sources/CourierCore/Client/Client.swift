@@ -41,7 +41,8 @@ public struct Client: Sendable {
     /// ``Configuration/failureLogLevel``. For Courier's other modules, which would copy the whole configuration
     /// (`configuration` from another module is a copy, not a borrow) to read three of its fields.
     package var logsCalls: Bool {
-        let level = min(storage.configuration.callLogLevel, storage.configuration.failureLogLevel)
+        // Either line: `max`, since a logger at `info` writes an `info` success line though failures go at `debug`.
+        let level = max(storage.configuration.callLogLevel, storage.configuration.failureLogLevel)
         return storage.configuration.logger.logLevel <= level
     }
 

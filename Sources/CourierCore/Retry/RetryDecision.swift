@@ -73,14 +73,18 @@ public struct RetryDecision: Decision, TransportFailureDecision {
             && policy.allowsRetry(of: context.request)
     }
 
-    /// Waits (backoff, `Retry-After`), then restarts with one retry fewer; fails at once when the server asks for
-    /// a longer wait than ``RetryPolicy/maxRetryAfter``, with the error a ``ValidateStatusDecision`` later in the
-    /// chain gives the response (its decoded API error kept), the wait added to its message.
+    /// Waits (backoff, `Retry-After`), then restarts with one retry fewer. When the server asks for a longer wait
+    /// than ``RetryPolicy/maxRetryAfter``, fails at once with the error a ``ValidateStatusDecision`` later in the
+    /// chain gives the response (its decoded API error kept), the wait added to its message; without such a check (a
+    /// request that reads every status itself, a generated OpenAPI client), the response goes on as it is.
     public func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
         var pause = policy.backoff.delay(forRetry: retried + 1)
         if let asked = RetryAfter.delay(in: response.head) {
             guard asked <= policy.maxRetryAfter else {
-                return .fail(tooLongToWait(asked, response: response, context: context))
+                guard let failure = tooLongToWait(asked, response: response, context: context) else {
+                    return .continue(with: response)
+                }
+                return .fail(failure)
             }
             pause = max(pause, asked)
         }
@@ -103,21 +107,18 @@ public struct RetryDecision: Decision, TransportFailureDecision {
 
     /// The failure for a `Retry-After` of `asked`, above ``RetryPolicy/maxRetryAfter``: the error the status check
     /// later in the chain gives this response (with the server's decoded API error), the wait it asks for added to its
-    /// message; without such a check, an `unacceptableStatus` of its own.
+    /// message; `nil` when no check fails it (none follows, or it lets this status pass): the response is the caller's.
     private func tooLongToWait(
         _ asked: Duration, response: ReceivedResponse, context: DecisionContext
-    ) -> CourierError {
+    ) -> CourierError? {
         let reason =
             "asks to retry after \(Self.seconds(asked)), longer than the \(Self.seconds(policy.maxRetryAfter)) this "
             + "client waits"
         let check = context.decisions.dropFirst(context.index + 1).lazy
             .compactMap { $0 as? any StatusFailureDescribing }.first
-        if var failure = check?.failure(for: response, context: context) {
-            failure.message = (failure.message ?? "the server answered \(response.status.code)") + ", and " + reason
-            return failure
-        }
-        return CourierError(
-            code: .unacceptableStatus, stage: .decide, message: "the server " + reason, response: response.head)
+        guard var failure = check?.failure(for: response, context: context) else { return nil }
+        failure.message = (failure.message ?? "the server answered \(response.status.code)") + ", and " + reason
+        return failure
     }
 
     private func retry(after pause: Duration, context: DecisionContext) async throws -> DecisionAction {

@@ -154,6 +154,18 @@ struct RetryPolicyTests {
         #expect(clock.sleeps.isEmpty)
     }
 
+    @Test("above the cap without a status check after it (a generated OpenAPI client's chain), the 429 is the response")
+    func retryAfterTooLongWithoutAStatusCheck() async throws {
+        let (client, mock, clock) = Self.client()
+        mock.stub(
+            .get, "/probe", with: [.text("slow down", status: 429, headerFields: [.retryAfter: "3600"]), .text("ok")])
+        var probe = Probe()
+        probe.decisionList = []
+        #expect(try await client.send(probe) == "slow down")
+        #expect(mock.recordedRequests.count == 1)
+        #expect(clock.sleeps.isEmpty)
+    }
+
     @Test("rows 25–26: transient transport failures are retried; the partial body is thrown away")
     func transportFailures() async throws {
         let (client, mock, clock) = Self.client()

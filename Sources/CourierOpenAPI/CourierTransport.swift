@@ -87,7 +87,8 @@
             return (
                 live.head,
                 try await Self.body(
-                    of: live, method: request.method, decodedLimit: client.configuration.maxResponseBodySize)
+                    of: live, method: request.method, accept: request.headerFields[.accept],
+                    decodedLimit: client.configuration.maxResponseBodySize)
             )
         }
 
@@ -138,9 +139,11 @@
         /// limit of its own) is limited to `decodedLimit` bytes, the client's
         /// `Client.Configuration.maxResponseBodySize`: past it, reading fails with `CourierError.Code.bodyTooLarge`
         /// (at once when the server declares a larger length), as a buffered call would. Other bodies (a download,
-        /// an event stream, plain bytes) stream unlimited: the generated code hands them to you.
+        /// an event stream, plain bytes) stream unlimited: the generated code hands them to you. A response without a
+        /// `Content-Type`, or with a wildcard, is judged by the request's `accept` (`application/json` for a JSON
+        /// operation): swift-openapi-runtime then decodes it as the first type the operation accepts.
         static func body(
-            of live: LiveResponse, method: HTTPRequest.Method, decodedLimit: Int
+            of live: LiveResponse, method: HTTPRequest.Method, accept: String? = nil, decodedLimit: Int
         ) async throws -> HTTPBody? {
             let code = live.status.code
             if method == .head || code == 204 || code == 304 || live.length == .known(0) {
@@ -149,7 +152,12 @@
                 return method == .head ? nil : HTTPBody()
             }
             let length: HTTPBody.Length = live.length.knownCount.map { .known($0) } ?? .unknown
-            guard isDecodedWhole(live.headerFields[.contentType]) else {
+            let declared = live.headerFields[.contentType]
+            let decodedWhole =
+                isDecodedWhole(declared)
+                || (isUnspecified(declared)
+                    && (accept?.split(separator: ",").contains { isDecodedWhole(String($0)) } ?? false))
+            guard decodedWhole else {
                 return HTTPBody(live, length: length, iterationBehavior: .single)
             }
             if let announced = live.length.knownCount, announced > decodedLimit {
@@ -166,6 +174,13 @@
             let type = contentType.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
             return type == "application/json" || type.hasSuffix("+json") || type == "application/xml"
                 || type == "text/xml" || type.hasSuffix("+xml") || type == "application/x-www-form-urlencoded"
+        }
+
+        /// Whether `contentType` says nothing of the body's type: absent, empty or a wildcard (`*/*`).
+        static func isUnspecified(_ contentType: String?) -> Bool {
+            guard let contentType else { return true }
+            let type = contentType.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
+            return type.isEmpty || type == "*/*"
         }
 
         /// The client's server whose base URL is `baseURL` (the same origin and path), or a server for `baseURL`

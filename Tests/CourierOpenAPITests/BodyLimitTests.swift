@@ -36,6 +36,23 @@ struct BodyLimitTests {
         }
     }
 
+    @Test(
+        "a JSON operation's response without a Content-Type is limited too (the runtime decodes it as JSON)",
+        arguments: TransportKind.all)
+    func untypedJSONOverLimit(transport: TransportKind) async throws {
+        try await withTestServer { server in
+            server.register("GET", "/get") { _ in TestServerResponse(headers: [], body: Self.json(size: 256 * 1024)) }
+            let courier = makeCourier(transport, server.baseURL) { $0.maxResponseBodySize = 64 * 1024 }
+            do {
+                _ = try await generatedClient(courier).getEcho(query: .init(name: "x")).ok.body.json
+                Issue.record("a 256 KiB JSON body without a Content-Type was read whole past a 64 KiB limit")
+            } catch {
+                let underlying = (error as? ClientError)?.underlyingError as? CourierError
+                #expect(underlying?.code == .bodyTooLarge, "\(error)")
+            }
+        }
+    }
+
     @Test("a streamed JSON body of unknown length fails once it passes the limit; other types stream unlimited")
     func streamedJSONOverLimit() async throws {
         struct Chunks: AsyncSequence, Sendable {

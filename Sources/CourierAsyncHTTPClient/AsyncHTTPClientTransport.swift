@@ -401,8 +401,7 @@
                 try Self.checkCodings(head)
             }
             var length = MessageBody.Length.unknown
-            let code = head.status.code
-            if method == .head || code == 204 || code == 304 || (100..<200).contains(code) {
+            if ResponseFraming.hasNoBody(head.status, answering: method) {
                 // No body whatever Content-Length says (RFC 9110 §6.4.1): a HEAD of a 5 GB file announces 5 GB.
                 length = .known(0)
             } else if !(decompresses && converted.isEncoded), let count = converted.contentLength {

@@ -19,7 +19,8 @@ public struct HeadersAdapter: InPlaceAdapter {
     /// know it): `"Content-Type": "multipart/form-data"` next to a multipart body, as code ported from other
     /// libraries writes it, would otherwise send a body no server can split.
     public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
-        guard headers.contains(where: { $0.name.lowercased() == "content-type" }) else {
+        // The length first: most names are not 12 bytes, and their comparison then lowercases nothing.
+        guard headers.contains(where: { $0.name.utf8.count == 12 && $0.name.lowercased() == "content-type" }) else {
             return try HeaderValidation.apply(headers, to: &request.head.headerFields)
         }
         let boundary = request.head.headerFields[.contentType].flatMap(Self.boundary(of:))

@@ -12,8 +12,7 @@ enum BodyReader {
     static nonisolated(nonsending) func read(
         _ response: TransportResponse, for method: HTTPRequest.Method, limit: Int
     ) async throws -> Data {
-        let code = response.head.status.code
-        if method == .head || code == 204 || code == 304 || (100..<200).contains(code) {
+        if ResponseFraming.hasNoBody(response.head.status, answering: method) {
             _ = try? await response.body.collect(upTo: limit)
             return Data()
         }

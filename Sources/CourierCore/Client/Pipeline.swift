@@ -846,8 +846,7 @@ struct Pipeline<R: Request>: Sendable {
         for method: HTTPRequest.Method,
         limit: Int
     ) async throws -> Data {
-        let code = response.head.status.code
-        if method == .head || code == 204 || code == 304 || (100..<200).contains(code) {
+        if ResponseFraming.hasNoBody(response.head.status, answering: method) {
             // No body by definition, but the transport's (empty) body is still read to its end: AsyncHTTPClient
             // closes a connection whose response was dropped unread instead of returning it to the pool.
             _ = try? await response.body.collect(upTo: limit)

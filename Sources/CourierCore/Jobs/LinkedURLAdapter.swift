@@ -10,24 +10,34 @@ import HTTPTypes
 /// added (`Authorization`, `Cookie`, an `X-Api-Key` the redactor knows, a client adapter's fixed header included), as
 /// after a redirect to another origin.
 struct LinkedURLAdapter: RequestAdapter {
-    let url: URL
+    /// The link's scheme, authority and path with its query, parsed once (the adapter runs around each of a linked
+    /// page's own adapters); `nil` when the link cannot be parsed.
+    private let target: (scheme: String, authority: String, path: String)?
 
-    var name: String { "linkedURL" }
-
-    func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+    init(url: URL) {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
             let scheme = components.scheme?.lowercased(), let host = RequestResolver.wireHost(of: components)
         else {
-            throw CourierError(code: .invalidURL, stage: .adapt, message: "the linked URL cannot be parsed")
+            target = nil
+            return
         }
-        var request = request
         var authority = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         if let port = components.port { authority += ":\(port)" }
         var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { path += "?\(query)" }
-        request.head.scheme = scheme
-        request.head.authority = authority
-        request.head.path = path
+        target = (scheme, authority, path)
+    }
+
+    var name: String { "linkedURL" }
+
+    func adapt(_ request: OutgoingRequest, context: AdapterContext) async throws -> OutgoingRequest {
+        guard let target else {
+            throw CourierError(code: .invalidURL, stage: .adapt, message: "the linked URL cannot be parsed")
+        }
+        var request = request
+        request.head.scheme = target.scheme
+        request.head.authority = target.authority
+        request.head.path = target.path
         return request
     }
 }

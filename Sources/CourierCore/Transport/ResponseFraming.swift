@@ -16,6 +16,13 @@ package struct ResponseFraming: Sendable {
     /// Whether the body arrives decoded from a `Content-Encoding` other than `identity`.
     package var isEncoded: Bool
 
+    /// Whether a response with `status` to a `method` request has no body, whatever its `Content-Length` says: to a
+    /// HEAD; 1xx, 204, 304 (RFC 9110 §6.4.1).
+    package static func hasNoBody(_ status: HTTPResponse.Status, answering method: HTTPRequest.Method) -> Bool {
+        let code = status.code
+        return method == .head || code == 204 || code == 304 || (100..<200).contains(code)
+    }
+
     /// Reads the framing of `head`, the answer to a `method` request, for a transport that decodes `decodable`.
     package init(
         of head: HTTPResponse, method: HTTPRequest.Method, decodable: Set<String> = ContentCodings.decodable
@@ -46,10 +53,7 @@ package struct ResponseFraming: Sendable {
         }
         let encoding = head.headerFields[.contentEncoding]?.trimmingCharacters(in: .whitespaces).lowercased()
         let isEncoded = encoding.map { !$0.isEmpty && $0 != "identity" } ?? false
-        let hasNoBody =
-            method == .head || head.status.kind == .informational || head.status.code == 204
-            || head.status.code == 304
-        self.expectedLength = hasNoBody ? 0 : (isEncoded ? nil : contentLength)
+        self.expectedLength = Self.hasNoBody(head.status, answering: method) ? 0 : (isEncoded ? nil : contentLength)
         self.contentLength = contentLength
         self.isEncoded = isEncoded
     }

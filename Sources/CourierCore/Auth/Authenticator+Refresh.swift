@@ -82,16 +82,15 @@ extension Authenticator {
         let started = now()
         do {
             let renewed: Credential
-            if let credential, let stored = await renewedInStore(credential) {
-                // Another process's renewal, which may have expired since: then it is renewed in turn (its refresh
-                // token is the live one), rather than handed out to sign a request that would be rejected.
-                renewed =
-                    stored.expires(within: refreshWindow, of: now())
-                    ? try await RequestRegistry.$isExempt.withValue(true) { try await renew(stored) } : stored
+            // Another process's renewal is adopted, unless it has expired since: then it is renewed in turn (its
+            // refresh token is the live one) rather than handed out to sign a request that would be rejected.
+            let stored: Credential? = if let credential { await renewedInStore(credential) } else { nil }
+            if let stored, !stored.expires(within: refreshWindow, of: now()) {
+                renewed = stored
             } else {
                 // The refresher's requests stay out of `cancelAll()`'s reach (see `RequestRegistry.isExempt`).
                 renewed = try await RequestRegistry.$isExempt.withValue(true) {
-                    try await renew(credential)
+                    try await renew(stored ?? credential)
                 }
             }
             result = await adopt(renewed, replacing: credential, requestedAt: started)

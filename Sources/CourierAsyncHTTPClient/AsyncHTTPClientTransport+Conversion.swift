@@ -173,18 +173,29 @@
         /// read (see `SharedClients`).
         let lease: AsyncHTTPClientTransport.ProxyLease?
 
+        /// Read chunk by chunk (a live body, an event stream, a download): through a `PacedBody`, which reads ahead
+        /// while the reader holds back, so that the connection is not closed as idle meanwhile.
         struct AsyncIterator: AsyncIteratorProtocol {
-            var base: HTTPClientResponse.Body.AsyncIterator
+            let body: AsyncHTTPClientTransport.PacedBody
             let timeouts: AsyncHTTPClientTransport.Timeouts
             let endsAtOwnClose: Bool
             let lease: AsyncHTTPClientTransport.ProxyLease?
 
             mutating func next() async throws -> ArraySlice<UInt8>? {
                 do {
-                    guard var buffer = try await base.next() else { return nil }
+                    guard var buffer = try await body.next() else { return nil }
                     return ArraySlice(buffer.readBytes(length: buffer.readableBytes) ?? [])
                 } catch ChannelError.ioOnClosedChannel where endsAtOwnClose {
                     return nil
+                } catch let error as HTTPClientError where error == .readTimeout && body.stoppedReadingAhead {
+                    let limit = AsyncHTTPClientTransport.PacedBody.readAheadLimit / 1_048_576
+                    throw CourierError(
+                        code: .idleTimeout,
+                        stage: .transport,
+                        message: "the body's reader held back until \(limit) MiB were read ahead for it, then for "
+                            + "\(timeouts.idleText) more: the connection was closed",
+                        underlyingError: error
+                    )
                 } catch {
                     throw AsyncHTTPClientTransport.translate(error, phase: .body, timeouts: timeouts)
                 }
@@ -193,7 +204,8 @@
 
         func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(
-                base: base.makeAsyncIterator(), timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease)
+                body: AsyncHTTPClientTransport.PacedBody(base, idle: timeouts.idle), timeouts: timeouts,
+                endsAtOwnClose: endsAtOwnClose, lease: lease)
         }
 
         func collect(upTo limit: Int) async throws -> Data {

@@ -53,6 +53,12 @@
             /// It also bounds an upload that stalls: a server that takes no part of a streamed (or large in-memory)
             /// request body for this long fails the call with the same code. The response's silence is counted
             /// from the end of the upload, as a large body goes out in slices the connection takes as it can.
+            ///
+            /// A body read chunk by chunk (a `LiveResponse`, an event stream, a download) may be held back by its
+            /// reader for longer: the transport reads ahead for it, up to 4 MiB, so that the time it holds back is
+            /// not taken for the server's silence (AsyncHTTPClient's own timer counted it, as it stops reading while
+            /// the reader does). Past 4 MiB read ahead, a reader that still holds back for this long gets
+            /// `CourierError.Code.idleTimeout`, saying so.
             public var idleTimeout: Duration?
             /// Connections kept per host. Default: 8.
             ///

@@ -105,6 +105,53 @@ extension Conformance {
             }
         }
 
+        /// Sends `path` with a transport whose idle timeout is one second, reads the first chunk when `readsFirst`,
+        /// then holds back for two and a half idle timeouts. Returns the iterator and the bytes read.
+        ///
+        /// The pause is the case under test, not a synchronisation.
+        static func holdBack(
+            _ transport: TransportKind, _ server: TestServer, path: String, readsFirst: Bool
+        ) async throws -> (LiveResponse.AsyncIterator, Int) {
+            let client = Client(
+                server: Server(baseURL: server.baseURL), transport: transport.makeWithTimeouts(.seconds(5), .seconds(1))
+            )
+            var iterator = try await client.send(Stream(path: path)).makeAsyncIterator()
+            let read = readsFirst ? try await iterator.next()?.count ?? 0 : 0
+            try await Task.sleep(for: .milliseconds(2_500))
+            return (iterator, read)
+        }
+
+        @Test(
+            "a reader that holds back longer than the idle timeout still reads the whole body",
+            arguments: TransportKind.all)
+        func readerHoldsBack(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                // The server is sending while the reader holds back: the connection is not idle. AsyncHTTPClient's
+                // idle timer counted the pause (it stops reading while a chunk waits for the reader) and closed it.
+                let size = 4 * 1_048_576
+                var (iterator, total) = try await Self.holdBack(
+                    transport, server, path: "/stream-bytes/\(size)", readsFirst: true)
+                while let chunk = try await iterator.next() { total += chunk.count }
+                #expect(total == size)
+            }
+        }
+
+        @Test(
+            "a reader that holds back still learns at once that the server went silent",
+            arguments: TransportKind.all)
+        func silenceWhileHoldingBack(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                // The head, announcing 100 bytes, and then nothing: the server's silence is counted while the reader
+                // holds back, so the read fails at once, not one more idle timeout later.
+                var (iterator, _) = try await Self.holdBack(
+                    transport, server, path: "/fault/stall-after-headers", readsFirst: false)
+                let start = ContinuousClock.now
+                let error = await expectCourierError { _ = try await iterator.next() }
+                #expect(error?.code == .idleTimeout, "\(String(describing: error))")
+                #expect(ContinuousClock.now - start < .milliseconds(500))
+            }
+        }
+
         @Test(
             "a stream cut mid-way fails the read with truncatedResponse",
             arguments: TransportKind.all)

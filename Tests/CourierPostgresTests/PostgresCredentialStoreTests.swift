@@ -227,6 +227,43 @@ struct PostgresCredentialStoreTests {
     }
 
     @Test(
+        "a refresh that started before the watcher applied another instance's change does not store its credential",
+        arguments: [false, true])
+    func refreshOvertakenByWatcher(signedOut: Bool) async throws {
+        try await withTwoInstances { first, second in
+            let refresher = CountingRefresher()
+            let authenticator = Authenticator(store: second, refresher: second.refresher(wrapping: refresher))
+            #expect(try await authenticator.currentCredential()?.accessToken == Self.credential.accessToken)
+            var events = authenticator.events.makeAsyncIterator()
+            let watcher = Task {
+                try await PostgresCredentialWatcher(store: second, authenticator: authenticator).run()
+            }
+            await second.waitUntilListening()
+            // Generation 2, another instance's: a renewal (here a sign-in with new tokens) or a sign-out, which
+            // the second instance's watcher applies.
+            if signedOut { try await first.clear() } else { try await first.save(Self.other) }
+            while let event = await events.next() {
+                if case .signedIn = event, !signedOut { break }
+                if case .sessionEnded = event, signedOut { break }
+            }
+            // A refresh of the credential held before (it started before the watcher's install, and waited for
+            // the fleet's lock meanwhile). Before the fix it stored that credential as generation 3 and sent its
+            // refresh token, which the other instance had already spent, or signed the fleet back in.
+            let fleet = second.refresher(wrapping: refresher)
+            if signedOut {
+                let error = await #expect(throws: CourierError.self) { try await fleet.refresh(Self.credential) }
+                #expect(error?.code == .reauthenticationRequired)
+            } else {
+                #expect(try await fleet.refresh(Self.credential).accessToken == Self.other.accessToken)
+            }
+            #expect(await refresher.refreshed.isEmpty)
+            #expect(try await first.storedGeneration() == 2)
+            watcher.cancel()
+            try await watcher.value
+        }
+    }
+
+    @Test(
         "a sign-in whose save failed is renewed and stored at its next refresh, not replaced by the row",
         arguments: [false, true])
     func failedSignInSurvivesRefresh(signedOutBefore: Bool) async throws {

@@ -54,6 +54,11 @@
         /// The row's generation as this process last read or wrote it, in any state (`0`: no row); `nil` before the
         /// first read. A refresh takes the row's credential for another instance's only when the row is newer.
         var syncedGeneration: Int64?
+        /// The credentials the row has held as this process read or wrote it (a watcher's included), the latest
+        /// last, at most ``seenLimit``: a refresh of one of them is a refresh of an older row, never a sign-in this
+        /// process could not store.
+        private var seen: [Credential] = []
+        private static let seenLimit = 8
         /// The credential a fleet refresh or acquisition just handed the authenticator, which saves it next: that
         /// `save` is an echo, not a sign-in, and writes nothing. Consumed by the next `save`.
         var expectedEcho: Credential?
@@ -268,6 +273,15 @@
         func noteSynced(_ generation: Int64, _ credential: Credential?) {
             synced = credential.map { (generation, $0) }
             syncedGeneration = generation
+            if let credential, !hasSeen(credential) {
+                if seen.count == Self.seenLimit { seen.removeFirst() }
+                seen.append(credential)
+            }
+        }
+
+        /// Whether the row held `credential` when this process read or wrote it.
+        func hasSeen(_ credential: Credential) -> Bool {
+            seen.contains { Self.sameTokens($0, credential) }
         }
 
         /// A sign-in: the next generation, sealed, under the lock; returns that generation.

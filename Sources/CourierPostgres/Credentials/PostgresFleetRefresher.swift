@@ -128,11 +128,14 @@
                 try row.sealed.map { try open($0, generation: row.generation) }
             }
             if let known = syncedGeneration, (row?.generation ?? 0) <= known,
-                stored.map({ !Self.sameTokens($0, credential) }) ?? true
+                stored.map({ !Self.sameTokens($0, credential) }) ?? true, !hasSeen(credential)
             {
-                // The row is as this store last synced it, and the credential held is not its: a sign-in this
-                // instance could not store (the database was down). It is newer than the row: store it, then renew
-                // it, instead of handing back the row's older credential (or the sign-out it replaced).
+                // The row is as this store last synced it, and the credential held is not its, nor one the row held
+                // before: a sign-in this instance could not store (the database was down). It is newer than the
+                // row: store it, then renew it, instead of handing back the row's older credential (or the sign-out
+                // it replaced). A credential the row held before is a refresh that started before this instance's
+                // watcher applied the row's newer generation (another instance's renewal or sign-out): storing it
+                // would send a spent refresh token, or undo the sign-out.
                 let generation = try await saveLocked(credential, on: connection)
                 logger.debug(
                     "stored the credential a sign-in could not store", metadata: ["generation": "\(generation)"])

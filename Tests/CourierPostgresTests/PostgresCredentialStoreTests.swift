@@ -4,6 +4,7 @@ import CourierTesting
 import Crypto
 import Foundation
 import HTTPTypes
+import Logging
 import PostgresNIO
 import Testing
 
@@ -309,6 +310,50 @@ struct PostgresCredentialStoreTests {
             // A sign-out of its own is not conditional.
             try await second.clear()
             #expect(try await third().load() == nil)
+        }
+    }
+
+    @Test("a rejected refresh token ends the session even when marking the row ended fails")
+    func deadGrantWhileTheStoreFails() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let key = SymmetricKey(size: .bits256)
+            let store = PostgresCredentialStore(client: client, name: name, key: key, lockTimeout: .milliseconds(300))
+            try await store.save(Self.credential)
+            // Between the token request and the write of the `ended` row, another session locks the row: the write
+            // waits past the store's lock timeout and fails.
+            let (start, startNow) = AsyncStream.makeStream(of: Void.self)
+            let (locked, lockedNow) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseNow) = AsyncStream.makeStream(of: Void.self)
+            let rowLock = Task {
+                for await _ in start { break }
+                try await client.withConnection { connection in
+                    let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+                    _ = try await connection.query("BEGIN", logger: logger)
+                    let lock: PostgresQuery = "SELECT 1 FROM courier_credentials WHERE name = \(name) FOR UPDATE"
+                    for try await _ in try await connection.query(lock, logger: logger) {}
+                    lockedNow.yield()
+                    for await _ in release { break }
+                    _ = try await connection.query("ROLLBACK", logger: logger)
+                }
+            }
+            await store.setTestHooks(
+                FleetTestHooks(beforeSending: {
+                    startNow.yield()
+                    for await _ in locked { break }
+                }))
+            let error = await #expect(throws: CourierError.self) {
+                try await store.refresher(wrapping: RejectingRefresher()).refresh(Self.credential)
+            }
+            releaseNow.yield()
+            try await rowLock.value
+            // Before the fix: credentialStoreFailed, and the authenticator kept the dead credential.
+            #expect(error?.code == .reauthenticationRequired, "\(String(describing: error))")
+            // The authenticator's clear() that follows signs the row out.
+            await store.setTestHooks(FleetTestHooks())
+            try await store.clear()
+            #expect(try await PostgresCredentialStore(client: client, name: name, key: key).load() == nil)
+            #expect(try await store.storedGeneration() == 2)
         }
     }
 

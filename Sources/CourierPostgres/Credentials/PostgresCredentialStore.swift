@@ -385,14 +385,19 @@
             do {
                 try await runReading(
                     "SELECT pg_advisory_lock(hashtextextended('courier.credential:' || \(name), 0))", on: connection)
-            } catch {
-                // The pooled connection goes back with its own lock_timeout (the role's or database's, if set).
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+                // The wait timed out: the lock was not granted. The pooled connection goes back with its own
+                // lock_timeout (the role's or database's, if set).
                 _ = try? await run("RESET lock_timeout", on: connection)
-                if let error = error as? PSQLError, error.serverInfo?[.sqlState] == "55P03" {
-                    throw PostgresFailure.make(
-                        "another instance has held the refresh lock of the credential \"\(name)\" for more than "
-                            + "\(lockTimeout)")
-                }
+                throw PostgresFailure.make(
+                    "another instance has held the refresh lock of the credential \"\(name)\" for more than "
+                        + "\(lockTimeout)")
+            } catch {
+                // Cancelled, or the connection failed, while waiting: PostgreSQL still waits for the lock (the client
+                // sends no cancel request) and grants it later to this session. Back in the pool, the connection
+                // held the fleet's lock, and every instance's refresh timed out until it closed. Closed, its session
+                // ends and the lock with it.
+                try? await connection.close()
                 throw error
             }
         }

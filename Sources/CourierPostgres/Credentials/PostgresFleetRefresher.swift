@@ -187,14 +187,25 @@
             do {
                 renewed = try await refresher.refresh(credential)
             } catch let error as CourierError where error.code == .reauthenticationRequired {
-                try await run(
-                    """
-                    UPDATE courier_credentials SET state = 'ended', sealed = NULL, generation = generation + 1,
-                        refresh_started_generation = NULL, updated_at = now() WHERE name = \(name)
-                    """, on: connection)
-                try await notify(current + 1, on: connection)
-                noteSynced(current + 1, nil)
-                endedRefreshGeneration = current + 1
+                do {
+                    try await run(
+                        """
+                        UPDATE courier_credentials SET state = 'ended', sealed = NULL, generation = generation + 1,
+                            refresh_started_generation = NULL, updated_at = now() WHERE name = \(name)
+                        """, on: connection)
+                    try await notify(current + 1, on: connection)
+                    noteSynced(current + 1, nil)
+                    endedRefreshGeneration = current + 1
+                } catch let storeError {
+                    // The session ended whether or not the row says so: the caller must hear that (a store failure
+                    // in its place kept the dead credential, whose spent refresh token each retry sent again). The
+                    // row stays active at `current`; the authenticator's `clear()` that follows signs it out, and
+                    // another instance's refresh meanwhile hears `invalid_grant` for itself.
+                    logger.error(
+                        "the refresh token was rejected, and marking the fleet's session ended failed",
+                        metadata: ["error": "\(PostgresFailure.describe(storeError))"])
+                    endedRefreshGeneration = current
+                }
                 let reason =
                     interrupted
                     ? "the server rejected the refresh token; an instance had died after sending it and before "

@@ -40,7 +40,7 @@ extension URLSessionTransport {
             return failure(.idleTimeout, "no byte arrived within URLSession's request timeout (idle timeout)")
         // No connection was made for these: nothing of the request was sent (unless URLSession resent it itself,
         // which `ResponseTask` accounts for).
-        case .cannotConnectToHost:
+        case .cannotConnectToHost where response == nil && refusalNamed(in: texts):
             return failure(
                 .connectionRefused, "the server refused the connection (nothing listens on the port)", unsent: true)
         case .cannotFindHost, .dnsLookupFailed:
@@ -61,7 +61,8 @@ extension URLSessionTransport {
             return failure(.certificateExpired, "the server's certificate has expired or is not yet valid")
         case .clientCertificateRejected, .clientCertificateRequired:
             return failure(.clientCertificateRejected, "the server rejected the client certificate")
-        case .networkConnectionLost, .unknown, .cannotParseResponse, .badServerResponse:
+        case .networkConnectionLost, .unknown, .cannotParseResponse, .badServerResponse, .cannotConnectToHost:
+            // `cannotConnectToHost` here only on Linux, and not a refused connect (`refusalNamed(in:)`).
             if texts.contains(where: { $0.contains("content encoding") }) {
                 // libcurl refuses a chain of more than 5 codings, or one it does not know, before the head.
                 return failure(.unsupported, "unsupported: the response's content codings cannot be decoded")
@@ -74,7 +75,7 @@ extension URLSessionTransport {
             }
             guard response != nil else {
                 return failure(
-                    urlError.code == .networkConnectionLost || urlError.code == .unknown
+                    [.networkConnectionLost, .unknown, .cannotConnectToHost].contains(urlError.code)
                         ? .connectionReset : .malformedResponse,
                     "the connection failed before a response (URLError \(urlError.code.rawValue))"
                 )
@@ -85,6 +86,21 @@ extension URLSessionTransport {
         default:
             return failure(.transportFailed, "URLSession failed (\(urlError.code.rawValue))")
         }
+    }
+
+    /// Whether a `cannotConnectToHost` is a connect that failed, so that nothing was sent.
+    ///
+    /// On Apple platforms it is. FoundationNetworking reports any libcurl failure with that code when the socket's
+    /// last `errno` is `ECONNREFUSED`, which a refused connect to one of a host's addresses leaves behind after
+    /// another address accepted (`localhost`: `::1` refused, `127.0.0.1` answered): a connection reset or a cut body
+    /// after that is no refusal, and a POST taken for unsent was sent again. There, only libcurl's own text for a
+    /// failed connect (`CURLE_COULDNT_CONNECT`) says nothing was sent.
+    static func refusalNamed(in texts: [String]) -> Bool {
+        #if canImport(FoundationNetworking)
+            texts.contains { $0.contains("failed to connect") || $0.contains("couldn't connect") }
+        #else
+            true
+        #endif
     }
 
     /// The error's texts, lowercased: its description and its underlying error's (FoundationNetworking keeps

@@ -36,4 +36,23 @@ struct ErrorMappingTests {
         let mapped = URLSessionTransport.map(Self.curlError(code, text), response: nil, received: 0, expected: nil)
         #expect((mapped as? CourierError)?.code == expected, "\(mapped)")
     }
+
+    #if canImport(FoundationNetworking)
+        @Test(
+            "a libcurl failure after connecting, reported as cannotConnectToHost (a stale ECONNREFUSED), is not unsent",
+            arguments: [false, true])
+        func staleRefusal(afterHead: Bool) throws {
+            // `localhost` with the server on 127.0.0.1 only: `::1` refused, then the request went out on 127.0.0.1.
+            let error = Self.curlError(.cannotConnectToHost, "Recv failure: Connection reset by peer")
+            let head = afterHead ? HTTPResponse(status: .ok) : nil
+            let mapped = try #require(
+                URLSessionTransport.map(error, response: head, received: 9, expected: 100) as? CourierError)
+            #expect(mapped.code == (afterHead ? .truncatedResponse : .connectionReset), "\(mapped)")
+            #expect(!mapped.isKnownUnsent)
+            let refused = Self.curlError(
+                .cannotConnectToHost, "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server")
+            let unsent = URLSessionTransport.map(refused, response: nil, received: 0, expected: nil) as? CourierError
+            #expect(unsent?.code == .connectionRefused && unsent?.isKnownUnsent == true)
+        }
+    #endif
 }

@@ -83,6 +83,9 @@ public final class URLSessionTransport: Transport {
     let limits: ResponseTask.Limits
     /// The timers of every request in flight.
     let watchdog = Watchdog()
+    /// The configuration's `httpAdditionalHeaders`, which the transport adds to each request itself (see
+    /// ``takeAdditionalHeaders(from:)``).
+    let additionalHeaders: [(name: String, value: String)]
 
     /// A configuration suited to Courier: no cookie storage, no URL cache, no credential storage.
     ///
@@ -113,7 +116,10 @@ public final class URLSessionTransport: Transport {
     ///   - configuration: The sessions' configuration. The transport copies it (later changes have no effect),
     ///     sets its `timeoutIntervalForRequest` a little above `idleTimeout`, as a backstop (the transport's own
     ///     timers fire first, with their own codes), and turns off URLSession's cookies, cache and credential
-    ///     storage, which Courier's `CookieJar`, `HTTPCache` and authentication replace.
+    ///     storage, which Courier's `CookieJar`, `HTTPCache` and authentication replace. Its
+    ///     `httpAdditionalHeaders` are added to each request that does not set them, except `Authorization`,
+    ///     `Proxy-Authorization` and `Cookie` (URLSession sent them to every origin a redirect led to; give
+    ///     credentials to an `Authenticator` or an adapter) and fields that are not valid HTTP.
     ///   - connectTimeout: How long establishing a connection may take. Default: 10 s. URLSession reports no
     ///     "connected" event, so when no sign of a connection (a response head, request body bytes sent) came
     ///     within this time, the transport makes one plain TCP connect to the server: if that fails too, the call
@@ -177,6 +183,7 @@ public final class URLSessionTransport: Transport {
         let configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         configuration.timeoutIntervalForRequest = Self.backstop(idleTimeout)
         Self.withoutOwnStores(configuration)  // a configuration of yours too, such as `.default`
+        self.additionalHeaders = Self.takeAdditionalHeaders(from: configuration)
         self.lanes = LanePool(
             configuration: configuration,
             maxLanes: maxConcurrentRequests,
@@ -187,6 +194,26 @@ public final class URLSessionTransport: Transport {
 
     deinit {
         shutdown()
+    }
+
+    /// The valid fields of `configuration`'s `httpAdditionalHeaders` but credentials, which it then no longer has.
+    ///
+    /// URLSession adds those fields to every request it sends, after Courier has validated the request and, after
+    /// a redirect to another origin, stripped its credentials: an `Authorization` given there went to every origin
+    /// a redirect led to. The transport adds them itself, to fields a request does not set, except `Authorization`,
+    /// `Proxy-Authorization` and `Cookie` (which Courier's `Authenticator`, adapters and `CookieJar` scope to a
+    /// server) and fields that are not valid HTTP, which it drops.
+    static func takeAdditionalHeaders(from configuration: URLSessionConfiguration) -> [(name: String, value: String)] {
+        let headers = configuration.httpAdditionalHeaders ?? [:]
+        configuration.httpAdditionalHeaders = nil
+        let credentials: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie]
+        return headers.compactMap { key, value in
+            guard let text = key as? String, let name = HTTPField.Name(text), !credentials.contains(name),
+                let value = value as? String, HTTPField.isValidValue(value)
+            else { return nil }
+            return (name.rawName, value)
+        }
+        .sorted { $0.name < $1.name }
     }
 
     /// URLSession's own idle timeout: above the transport's, so the transport's timers fire first.
@@ -232,6 +259,9 @@ public final class URLSessionTransport: Transport {
         #endif
         var urlRequest = try Self.makeURLRequest(
             request.head, deadline: context.deadline, backstop: Self.backstop(limits.idleTimeout))
+        for field in additionalHeaders where urlRequest.value(forHTTPHeaderField: field.name) == nil {
+            urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
+        }
         var cancelUpload: (@Sendable () -> Void)?
         // Starts the task that feeds a streamed body into Linux's pipe, once the request's task exists.
         #if canImport(FoundationNetworking)

@@ -33,5 +33,27 @@ extension Conformance {
                 #expect(cookies?.isEmpty == true, "\(String(decoding: body, as: UTF8.self))")
             }
         }
+
+        @Test("a configuration's additional headers are sent, but not its credentials, nor invalid fields")
+        func additionalHeaders() async throws {
+            try await withTestServer { server in
+                let configuration = URLSessionConfiguration.ephemeral
+                configuration.httpAdditionalHeaders = [
+                    "Authorization": "Bearer configured-secret", "Cookie": "session=configured",
+                    "X-Configured": "yes", "X-Broken": "a\r\nX-Injected: 1", "Accept": "application/json",
+                ]
+                let client = Client(
+                    server: Server(baseURL: server.baseURL), transport: URLSessionTransport(configuration: configuration))
+                // URLSession added them to every request, also to another origin after a redirect, past Courier's
+                // validation and its stripping of credentials.
+                let body = try await client.send(Cookies(path: "/headers"))
+                let echoed = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+                let headers = (echoed?["headers"] as? [String: Any])?.mapValues { "\($0)" } ?? [:]
+                let names = Set(headers.keys.map { $0.lowercased() })
+                #expect(!names.contains("authorization") && !names.contains("cookie"), "\(headers)")
+                #expect(!names.contains("x-broken") && !names.contains("x-injected"), "\(headers)")
+                #expect(headers.first { $0.key.lowercased() == "x-configured" }?.value == "yes", "\(headers)")
+            }
+        }
     }
 }

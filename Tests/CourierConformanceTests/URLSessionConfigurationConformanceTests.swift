@@ -42,8 +42,8 @@ extension Conformance {
                     "Authorization": "Bearer configured-secret", "Cookie": "session=configured",
                     "X-Configured": "yes", "X-Broken": "a\r\nX-Injected: 1", "Accept": "application/json",
                 ]
-                let client = Client(
-                    server: Server(baseURL: server.baseURL), transport: URLSessionTransport(configuration: configuration))
+                let transport = URLSessionTransport(configuration: configuration)
+                let client = Client(server: Server(baseURL: server.baseURL), transport: transport)
                 // URLSession added them to every request, also to another origin after a redirect, past Courier's
                 // validation and its stripping of credentials.
                 let body = try await client.send(Cookies(path: "/headers"))

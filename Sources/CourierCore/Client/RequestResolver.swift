@@ -16,7 +16,8 @@ enum RequestResolver {
 
     /// Checks and takes apart `server`'s base URL (the client does this once per server).
     static func base(of server: Server, cleartextPolicy: CleartextPolicy) throws -> Base {
-        guard let components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false) else {
+        // Resolved against its own base, if it has one (`URL(string: "v2/", relativeTo: root)`), as `Origin` does.
+        guard let components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: true) else {
             throw invalid("the base URL of the \(server.environment) server cannot be parsed")
         }
         guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {

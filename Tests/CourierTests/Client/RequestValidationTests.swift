@@ -209,6 +209,16 @@ struct RequestValidationTests {
         #expect(sent.head.path == "/v1/users/..%2Fadmin")
     }
 
+    @Test("a base URL made relative to another (URL(string:relativeTo:)) is resolved against it")
+    func relativeBaseURL() async throws {
+        let root = try #require(URL(string: "https://api.example.com/"))
+        let sent = try await send(
+            AdapterFixtures.probe(path: "/users"), baseURL: try #require(URL(string: "v2/", relativeTo: root)))
+        // Before: taken apart without its base, "v2/" had no scheme, and every call failed with invalidURL.
+        #expect(sent.head.authority == "api.example.com")
+        #expect(sent.head.path == "/v2/users")
+    }
+
     @Test("a non-string pathSegment uses its description")
     func pathSegmentNonString() async throws {
         let sent = try await send(AdapterFixtures.probe(path: "/users/\(pathSegment: 42)/\(pathSegment: -1.5)"))

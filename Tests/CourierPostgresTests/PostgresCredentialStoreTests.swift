@@ -357,6 +357,25 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test("a name too long for a notification fails every operation before anything is written")
+    func nameTooLong() async throws {
+        try await PostgresLab.withClient { client in
+            // The tables exist (another credential's save creates them), so that the count below can fail.
+            try await PostgresCredentialStore(
+                client: client, name: PostgresLab.uniqueName(), key: SymmetricKey(size: .bits256)
+            )
+            .save(Self.credential)
+            let name = PostgresLab.uniqueName(String(repeating: "n", count: 8_100))
+            let store = PostgresCredentialStore(client: client, name: name, key: SymmetricKey(size: .bits256))
+            let error = await #expect(throws: CourierError.self) { try await store.save(Self.credential) }
+            #expect(error?.code == .credentialStoreFailed)
+            #expect(error?.message?.contains("at most 1000") == true, "\(String(describing: error))")
+            // Before: the row was written (generation 1), then the notification failed the save.
+            let rows = try await client.query("SELECT count(*) FROM courier_credentials WHERE name = \(name)")
+            for try await count in rows.decode(Int64.self) { #expect(count == 0) }
+        }
+    }
+
     @Test("a sign-in with the tokens an instance last loaded is stored after another instance signed the fleet out")
     func signInAfterFleetSignOut() async throws {
         try await withTwoInstances { first, second, third in

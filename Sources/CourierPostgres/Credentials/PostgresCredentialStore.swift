@@ -59,6 +59,9 @@
         /// process could not store.
         private var seen: [Credential] = []
         private static let seenLimit = 8
+        /// The longest credential name, in UTF-8 bytes: its changes' notifications (`name:generation`) stay well
+        /// under PostgreSQL's 8,000-byte payload limit.
+        static let maxNameLength = 1_000
         /// The credential a fleet refresh or acquisition just handed the authenticator, which saves it next: that
         /// `save` is an echo, not a sign-in, and writes nothing. Consumed by the next `save`.
         var expectedEcho: Credential?
@@ -83,7 +86,8 @@
         ///
         /// - Parameters:
         ///   - client: The application's PostgreSQL client; the application runs it.
-        ///   - name: The credential's name, the same on every instance (the row and the lock are per name).
+        ///   - name: The credential's name, the same on every instance (the row and the lock are per name); at most
+        ///     1,000 bytes of UTF-8 (operations on a longer one fail with `CourierError.Code.credentialStoreFailed`).
         ///   - key: The key tokens are sealed with (AES-GCM, 256-bit recommended); the same on every instance, kept
         ///     out of the database (in the environment or a secret manager).
         ///   - lockTimeout: The longest a refresh waits for another instance's; default 30 seconds.
@@ -233,6 +237,14 @@
 
         /// Creates the tables once per process (and once per database: see ``PostgresSchema``).
         func migrated() async throws {
+            guard name.utf8.count <= Self.maxNameLength else {
+                // Each change is announced as `name:generation` with NOTIFY, whose payload PostgreSQL limits to
+                // 8,000 bytes: a longer name wrote its row, then failed the NOTIFY, and the save threw although the
+                // row had changed.
+                throw PostgresFailure.make(
+                    "the credential name is \(name.utf8.count) bytes long; at most \(Self.maxNameLength) fit a "
+                        + "PostgreSQL notification")
+            }
             if let migration { return try await migration.value }
             let task = Task { [client, logger, connectionTimeout] in
                 try await PostgresSchema.migrate(client, timeout: connectionTimeout, logger: logger)

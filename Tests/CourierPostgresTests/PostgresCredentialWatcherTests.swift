@@ -150,6 +150,39 @@ struct PostgresCredentialWatcherRecoveryTests {
         }
     }
 
+    @Test("its LISTEN connection gone silent (no FIN, no RST): the heartbeat closes it, and it listens again")
+    func silentConnectionIsReplaced() async throws {
+        try await PostgresLab.withScratchDatabase { database in
+            try await PostgresLab.withClient(configuration: try database.configuration()) { client in
+                var fleet = try await Instances(client)
+                fleet.watcher.start(
+                    PostgresCredentialWatcher(
+                        store: fleet.second, authenticator: fleet.authenticator, retryDelay: .milliseconds(10),
+                        heartbeatInterval: .milliseconds(300)))
+                await fleet.second.waitUntilListening()
+                let listening = try await client.query(
+                    """
+                    SELECT pid FROM pg_stat_activity
+                    WHERE datname = \(database.name) AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()
+                    """)
+                var pids: [Int32] = []
+                for try await pid in listening.decode(Int32.self) { pids.append(pid) }
+                let backend = pid_t(try #require(pids.first))
+                // The backend stops: its connection stays open and answers nothing, like one a NAT or a load
+                // balancer forgot. Before the fix the watcher waited on it forever, reporting itself listening.
+                #expect(kill(backend, SIGSTOP) == 0)
+                defer { kill(backend, SIGCONT) }
+                try await fleet.first.save(Self.credential("access-B"))
+                try #require(await fleet.watcher.nextLog(containing: "did not answer its heartbeat"))
+                try #require(await fleet.watcher.nextSignIn())
+                #expect(try await fleet.authenticator.currentCredential()?.accessToken == "access-B")
+                kill(backend, SIGCONT)
+                let error = await fleet.watcher.stop()
+                #expect(error == nil, "run() threw \(String(describing: error))")
+            }
+        }
+    }
+
     @Test("a change it cannot apply (sealed under another key) is skipped, and it goes on listening")
     func applyFailureSkipped() async throws {
         try await PostgresLab.withClient { client in

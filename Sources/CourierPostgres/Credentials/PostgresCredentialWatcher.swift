@@ -28,7 +28,10 @@
     /// whose row it cannot read (no connection for the read within the store's `connectionTimeout`, a connection that
     /// fails) is read the same way: it listens again and catches up, so no change is lost. A row that does not open
     /// with the key is logged and skipped, and it goes on listening. A `ServiceGroup` is therefore never shut down by
-    /// it: the store's own calls report the database being down.
+    /// it: the store's own calls report the database being down. A connection that goes silent without failing (a
+    /// NAT or load balancer that forgot it, a failover whose old host answers nothing) is found by a heartbeat: a
+    /// `SELECT 1` every ``heartbeatInterval`` that does not answer within as long closes it, and the watcher listens
+    /// again on a new one.
     public struct PostgresCredentialWatcher: Service {
         /// The store whose credential is watched.
         public let store: PostgresCredentialStore
@@ -38,6 +41,8 @@
         public let retryDelay: Duration
         /// The longest wait between attempts: each failed attempt doubles the wait up to this.
         public let maximumRetryDelay: Duration
+        /// How often the listening connection is checked, and how long its check may take before it is closed.
+        public let heartbeatInterval: Duration
 
         /// Creates a watcher; nothing happens until ``run()``.
         ///
@@ -46,16 +51,20 @@
         ///   - authenticator: The instance's authenticator.
         ///   - retryDelay: The wait before listening again after the connection failed; default 1 second.
         ///   - maximumRetryDelay: The longest wait between attempts; default 30 seconds.
+        ///   - heartbeatInterval: How often the listening connection is checked with a `SELECT 1`, and how long the
+        ///     check may take before the connection is taken for dead; default 30 seconds.
         public init(
             store: PostgresCredentialStore,
             authenticator: Authenticator,
             retryDelay: Duration = .seconds(1),
-            maximumRetryDelay: Duration = .seconds(30)
+            maximumRetryDelay: Duration = .seconds(30),
+            heartbeatInterval: Duration = .seconds(30)
         ) {
             self.store = store
             self.authenticator = authenticator
             self.retryDelay = retryDelay
             self.maximumRetryDelay = max(retryDelay, maximumRetryDelay)
+            self.heartbeatInterval = max(.milliseconds(10), heartbeatInterval)
         }
 
         /// Listens until graceful shutdown or cancellation, reconnecting whenever the connection fails.
@@ -63,8 +72,11 @@
         /// Returns on graceful shutdown, cancellation, or when the client's pool has shut down; it does not throw
         /// (connection and database failures are logged and retried).
         public func run() async throws {
-            await cancelWhenGracefulShutdown { [store, authenticator, retryDelay, maximumRetryDelay] in
-                await store.watch(updating: authenticator, retryDelay: retryDelay, maximumRetryDelay: maximumRetryDelay)
+            await cancelWhenGracefulShutdown {
+                [store, authenticator, retryDelay, maximumRetryDelay, heartbeatInterval] in
+                await store.watch(
+                    updating: authenticator, retryDelay: retryDelay, maximumRetryDelay: maximumRetryDelay,
+                    heartbeatInterval: heartbeatInterval)
             }
         }
     }
@@ -77,12 +89,15 @@
     extension PostgresCredentialStore {
         /// Listens on `courier_credentials` (on a connection of its own) and applies this credential's changes to
         /// `authenticator`, listening again after a failure, until cancelled or the client's pool shuts down.
-        func watch(updating authenticator: Authenticator, retryDelay: Duration, maximumRetryDelay: Duration) async {
+        func watch(
+            updating authenticator: Authenticator, retryDelay: Duration, maximumRetryDelay: Duration,
+            heartbeatInterval: Duration
+        ) async {
             var delay = retryDelay
             while !Task.isCancelled {
                 let listensBefore = listens
                 do {
-                    try await listenOnce(updating: authenticator)
+                    try await listenOnce(updating: authenticator, heartbeatInterval: heartbeatInterval)
                     logger.warning("the credential watcher's notifications ended; listening again")
                 } catch is CancellationError {
                     return
@@ -111,25 +126,76 @@
         /// One `LISTEN` on one connection: catches up with the row once listening, then applies each notification.
         ///
         /// - Throws: `CancellationError` when cancelled or the pool closed; the failure otherwise.
-        private func listenOnce(updating authenticator: Authenticator) async throws {
+        private func listenOnce(updating authenticator: Authenticator, heartbeatInterval: Duration) async throws {
             do {
                 try await migrated()
                 try await ConnectionLease.with(client, timeout: connectionTimeout) { connection in
                     try await connection.listen(on: "courier_credentials") { notifications in
                         await self.noteListening()
-                        // Changes made while nothing listened (before the start, or while reconnecting).
-                        try await self.applyLogging(nil, to: authenticator)
-                        for try await notification in notifications {
-                            guard let separator = notification.payload.lastIndex(of: ":"),
-                                notification.payload[..<separator] == self.name,
-                                let generation = Int64(notification.payload[separator...].dropFirst())
-                            else { continue }
-                            try await self.applyLogging(generation, to: authenticator)
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask { [logger = self.logger] in
+                                await Self.heartbeat(connection, every: heartbeatInterval, logger: logger)
+                            }
+                            defer { group.cancelAll() }
+                            // Changes made while nothing listened (before the start, or while reconnecting).
+                            try await self.applyLogging(nil, to: authenticator)
+                            for try await notification in notifications {
+                                guard let separator = notification.payload.lastIndex(of: ":"),
+                                    notification.payload[..<separator] == self.name,
+                                    let generation = Int64(notification.payload[separator...].dropFirst())
+                                else { continue }
+                                try await self.applyLogging(generation, to: authenticator)
+                            }
                         }
                     }
                 }
             } catch let error as PSQLError where error.code == .queryCancelled || error.code == .poolClosed {
                 throw CancellationError()
+            }
+        }
+
+        /// Checks `connection` every `interval` with a `SELECT 1`; closes it when the check fails or takes longer than
+        /// `interval` (the notifications then fail, and the watcher listens again), and returns. A connection the
+        /// network lost without a word (no FIN, no RST) otherwise delivered nothing, forever, while the watcher
+        /// reported itself listening. Returns when cancelled, too.
+        private static func heartbeat(_ connection: PostgresConnection, every interval: Duration, logger: Logger) async
+        {
+            while true {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    return
+                }
+                let answered = await withTaskGroup(of: Bool.self) { checks in
+                    checks.addTask {
+                        do {
+                            for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+                            return true
+                        } catch {
+                            return false
+                        }
+                    }
+                    checks.addTask {
+                        do {
+                            try await Task.sleep(for: interval)
+                            return false
+                        } catch {
+                            return true  // cancelled: the check answered
+                        }
+                    }
+                    let answered = await checks.next() ?? false
+                    // A check that waits on a silent connection ends only when it closes (PostgresNIO's query does
+                    // not stop when its task is cancelled): closing it first lets the group end.
+                    if !answered, !Task.isCancelled {
+                        logger.warning(
+                            "the credential watcher's connection did not answer its heartbeat; closing it",
+                            metadata: ["heartbeatInterval": "\(interval)"])
+                        try? await connection.close()
+                    }
+                    checks.cancelAll()
+                    return answered
+                }
+                if !answered || Task.isCancelled { return }
             }
         }
 

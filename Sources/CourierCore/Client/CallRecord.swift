@@ -38,6 +38,13 @@ struct CallRecord: Sendable {
             earlierRequests.append(request)
         }
         self.attempt = attempt
+    }
+
+    /// The attempt's request goes to the transport: the previous attempt's response is no longer the call's. Kept
+    /// until now, so that a failure before it (a redirect target that does not resolve, an adapter, a deadline while
+    /// queued for a slot) carries the response that led to the attempt.
+    mutating func sending() {
+        stage = .transport
         response = nil
         negotiatedProtocol = nil
         body = nil

@@ -329,7 +329,7 @@ struct Pipeline<R: Request>: Sendable {
         // A call cancelled while its last adapter ran (by its caller, its deadline or `cancelAll`) sends nothing: a
         // transport may not look before it writes.
         try Task.checkCancellation()
-        state.withLock { $0.stage = .transport }
+        state.withLock { $0.sending() }
         events?.emit(.sent, attempt: attempt)
         let context = transportContext(for: outgoing, plan: plan, attempt: attempt, deadline: deadline)
         do {

@@ -132,7 +132,7 @@ struct ConcurrencyLimiterTests {
         while mock.recordedRequests.isEmpty { await Task.yield() }
 
         let error = try #require(
-            await expectCourierError { try await client.send(Timed(path: "/late", timeout: .milliseconds(50))) })
+            await expectCourierError { try await client.send(Timed(path: "/late", timeout: .milliseconds(300))) })
         #expect(error.code == .timedOut)
         #expect(error.message?.contains("maxConcurrentRequests slots, and nothing was sent") == true, "\(error)")
         #expect(mock.recordedRequests.count == 1)

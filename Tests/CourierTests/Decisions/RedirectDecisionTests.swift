@@ -201,6 +201,9 @@ struct RedirectDecisionTests {
         #expect(error?.code == .invalidRedirect)
         #expect(error?.stage == .resolve)
         #expect(mock.recordedRequests.count == 1)
+        // The 3xx that led there stays on the error (it was cleared as the next attempt began, before its failure).
+        #expect(error?.response?.status.code == 302)
+        #expect(error?.response?.headerFields[.location] == "https://cdn.test:70000/file")
     }
 
     @Test("a Host header of the request goes after a redirect to another origin; the call follows it")
@@ -302,6 +305,7 @@ struct RedirectDecisionTests {
         #expect(error?.code == .invalidRedirect)
         #expect(error?.stage == .resolve)
         #expect(mock.recordedRequests.count == 1)
+        #expect(error?.response?.headerFields[.location] == location)
     }
 
     @Test("row 6: two different Location fields are refused, two equal ones followed")

@@ -54,10 +54,10 @@ enum ConnectProbe {
     private static func connect(host: String, port: Int, timeout: Duration) -> Bool {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        #if canImport(Darwin)
-            hints.ai_socktype = SOCK_STREAM
+        #if canImport(Glibc)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)  // an enum in Glibc's module
         #else
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = SOCK_STREAM  // an Int32 on Darwin, Musl and Android
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host

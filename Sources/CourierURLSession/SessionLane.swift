@@ -21,6 +21,8 @@ final class SessionLane: Sendable {
     #if canImport(FoundationNetworking)
         let deliveryQueue: DeliveryQueue
     #endif
+    /// Whether the session was invalidated: set on the control queue, before `finishTasksAndInvalidate()`.
+    private let isInvalidated = LockedBox(false)
 
     init(configuration: URLSessionConfiguration) {
         let delegate = SessionDelegate()
@@ -46,7 +48,20 @@ final class SessionLane: Sendable {
             deliveryQueue.invalidate()
         #endif
         let session = session
-        control.async { session.finishTasksAndInvalidate() }
+        control.async { [isInvalidated] in
+            isInvalidated.withLock { $0 = true }
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    /// The task `make` creates, or `nil` once the session is invalidated: on the control queue only.
+    ///
+    /// A request that checked out the lane before a `shutdown()` reaches the control queue after the invalidation
+    /// there. Creating a task in an invalidated session raises an Objective-C exception on Apple platforms ("Task
+    /// created in a session that has been invalidated"), which ended the app.
+    func task(_ make: () -> URLSessionTask) -> URLSessionTask? {
+        dispatchPrecondition(condition: .onQueue(control))
+        return isInvalidated.withLock { $0 } ? nil : make()
     }
 }
 

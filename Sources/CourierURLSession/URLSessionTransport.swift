@@ -357,11 +357,21 @@ public final class URLSessionTransport: Transport {
         let finalRequest = urlRequest
         let uploadFile = spoolURL
         let head = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 lane.control.async {
-                    let task =
+                    let task = lane.task {
                         uploadFile.map { lane.session.uploadTask(with: finalRequest, fromFile: $0) }
-                        ?? lane.session.dataTask(with: finalRequest)
+                            ?? lane.session.dataTask(with: finalRequest)
+                    }
+                    guard let task else {
+                        // Shut down after this request took its lane: it fails as a request waiting for one does.
+                        let error = CourierError(
+                            code: .transportFailed, stage: .transport, message: "the transport was shut down",
+                            isKnownUnsent: true)
+                        responseTask.fail(error)
+                        continuation.resume(throwing: error)
+                        return
+                    }
                     lane.delegate.register(responseTask, for: task)
                     responseTask.start(task, continuation: continuation)
                 }

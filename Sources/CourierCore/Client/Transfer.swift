@@ -17,9 +17,10 @@ public struct TransferProgress: Hashable, Sendable, CustomStringConvertible {
     /// The 1-based attempt (a redirect or retry starts counting again).
     public var attempt: Int
 
-    /// `completedBytes / totalBytes`, when the total is known.
+    /// `completedBytes / totalBytes`, when the total is known (1 for a known total of 0).
     public var fractionCompleted: Double? {
-        guard let totalBytes, totalBytes > 0 else { return nil }
+        guard let totalBytes else { return nil }
+        guard totalBytes > 0 else { return 1 }
         return min(1, Double(completedBytes) / Double(totalBytes))
     }
 

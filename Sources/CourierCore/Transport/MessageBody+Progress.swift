@@ -31,15 +31,25 @@ struct ObservedChunks: AsyncIteratorProtocol {
     let chunkSize: Int
     let report: @Sendable (Int64) -> Void
     var count: Int64 = 0
+    /// Whether a count was reported: an empty body reports its 0 once, at its end.
+    var reported = false
 
     mutating func next() async throws -> ArraySlice<UInt8>? {
         if pending.isEmpty {
-            guard let chunk = try await base.next() else { return nil }
+            guard let chunk = try await base.next() else {
+                if !reported {
+                    // An empty body (a 204, an empty upload) went by too: without this, its progress never came.
+                    reported = true
+                    report(count)
+                }
+                return nil
+            }
             pending = chunk
         }
         let piece = pending.prefix(chunkSize)
         pending = pending.dropFirst(piece.count)
         count += Int64(piece.count)
+        reported = true
         report(count)
         return piece
     }

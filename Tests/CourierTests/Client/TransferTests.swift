@@ -160,6 +160,23 @@ struct TransferTests {
         #expect(steps[..<firstDownload].allSatisfy { $0.direction == .upload })
     }
 
+    @Test("an empty upload and an empty download report their progress once, complete")
+    func emptyBodies() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.post, "/probe", with: MockResponse(status: .noContent))
+        var probe = Probe(method: .post)
+        probe.body = .bytes(Data())
+        let transfer = client.transfer(probe)
+        var steps: [TransferProgress] = []
+        for await step in transfer.progress { steps.append(step) }
+        #expect(try await transfer.value.isEmpty)
+        // Before: no progress at all, and a UI bound to fractionCompleted never reached 1.
+        let upload = try #require(steps.last { $0.direction == .upload })
+        #expect(upload.completedBytes == 0 && upload.totalBytes == 0 && upload.fractionCompleted == 1)
+        let download = try #require(steps.last { $0.direction == .download })
+        #expect(download.completedBytes == 0)
+    }
+
     @Test("cancelling a transfer ends its progress and throws CancellationError")
     func cancelTransfer() async throws {
         let (client, mock) = Fixtures.client()

@@ -357,6 +357,32 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test("a key rotation in two steps keeps the fleet signed in: each step's instances open the others' rows")
+    func keyRotation() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let old = SymmetricKey(size: .bits256)
+            let new = SymmetricKey(size: .bits256)
+            try await PostgresCredentialStore(client: client, name: name, key: old).save(Self.credential)
+            // Step 1: the new key known, the old one still sealing.
+            let stepOne = PostgresCredentialStore(client: client, name: name, key: old, previousKeys: [new])
+            #expect(try await stepOne.load()?.accessToken == Self.credential.accessToken)
+            // Step 2: an instance sealing with the new key renews; a step-1 instance opens its row.
+            let refresher = CountingRefresher()
+            let stepTwo = PostgresCredentialStore(client: client, name: name, key: new, previousKeys: [old])
+            let renewed = try await stepTwo.refresher(wrapping: refresher).refresh(Self.credential)
+            #expect(await refresher.calls == 1)
+            let reader = PostgresCredentialStore(client: client, name: name, key: old, previousKeys: [new])
+            #expect(try await reader.load()?.accessToken == renewed.accessToken)
+            // Done: the new key alone opens the row, which the old key alone no longer does.
+            #expect(try await PostgresCredentialStore(client: client, name: name, key: new).load() != nil)
+            let error = await #expect(throws: CourierError.self) {
+                try await PostgresCredentialStore(client: client, name: name, key: old).load()
+            }
+            #expect(error?.code == .credentialStoreFailed)
+        }
+    }
+
     @Test("a name too long for a notification fails every operation before anything is written")
     func nameTooLong() async throws {
         try await PostgresLab.withClient { client in

@@ -16,7 +16,7 @@
     /// database is read when an authenticator first loads, and written on refresh, sign-in and sign-out; never per
     /// call.
     ///
-    /// Tokens are sealed with AES-GCM under a key the application provides (``init(client:name:key:lockTimeout:connectionTimeout:logger:)``),
+    /// Tokens are sealed with AES-GCM under a key the application provides (``init(client:name:key:previousKeys:lockTimeout:connectionTimeout:logger:)``),
     /// bound to the credential's name and generation; the key is never written anywhere. The tables are created on
     /// first use (`Database/schema.sql` has the same SQL, versioned).
     ///
@@ -90,6 +90,8 @@
         ///     1,000 bytes of UTF-8 (operations on a longer one fail with `CourierError.Code.credentialStoreFailed`).
         ///   - key: The key tokens are sealed with (AES-GCM, 256-bit recommended); the same on every instance, kept
         ///     out of the database (in the environment or a secret manager).
+        ///   - previousKeys: Keys a stored credential may still be sealed with, during a key rotation: it opens with
+        ///     them too (and is sealed with `key` at its next write). Default: none. See <doc:RunningAFleet>.
         ///   - lockTimeout: The longest a refresh waits for another instance's; default 30 seconds.
         ///   - connectionTimeout: The longest an operation waits for a database connection; default 10 seconds.
         ///   - logger: Where the store reports refreshes it adopted or performed, at debug level.
@@ -97,13 +99,14 @@
             client: PostgresClient,
             name: String,
             key: SymmetricKey,
+            previousKeys: [SymmetricKey] = [],
             lockTimeout: Duration = .seconds(30),
             connectionTimeout: Duration = .seconds(10),
             logger: Logger = Logger(label: "CourierPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
         ) {
             self.client = client
             self.name = name
-            self.key = SealingKey(key, purpose: "credentials")
+            self.key = SealingKey(key, purpose: "credentials", previousKeys: previousKeys)
             self.lockTimeout = lockTimeout
             self.connectionTimeout = connectionTimeout
             self.logger = logger

@@ -7,13 +7,21 @@
     struct SealingKey: Sendable {
         private let sealing: SymmetricKey
         private let digesting: SymmetricKey
+        /// The sealing subkeys of keys being rotated out: values sealed under them still open.
+        private let previousSealing: [SymmetricKey]
 
-        /// Subkeys of `key` for `purpose` (`"credentials"`, `"cache"`).
-        init(_ key: SymmetricKey, purpose: String) {
-            sealing = HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: key, info: Data("courier.\(purpose).seal.v1".utf8), outputByteCount: 32)
+        /// Subkeys of `key` for `purpose` (`"credentials"`, `"cache"`); values sealed under one of `previousKeys`
+        /// open too (a key rotation).
+        init(_ key: SymmetricKey, purpose: String, previousKeys: [SymmetricKey] = []) {
+            sealing = Self.sealingSubkey(of: key, purpose: purpose)
             digesting = HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: key, info: Data("courier.\(purpose).digest.v1".utf8), outputByteCount: 32)
+            previousSealing = previousKeys.map { Self.sealingSubkey(of: $0, purpose: purpose) }
+        }
+
+        private static func sealingSubkey(of key: SymmetricKey, purpose: String) -> SymmetricKey {
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: key, info: Data("courier.\(purpose).seal.v1".utf8), outputByteCount: 32)
         }
 
         /// AES-GCM of `plaintext` (nonce, ciphertext and tag in one value), bound to `context`: a row copied under
@@ -30,7 +38,12 @@
         func open(_ sealed: Data, context: String) throws -> Data {
             do {
                 let box = try AES.GCM.SealedBox(combined: sealed)
-                return try AES.GCM.open(box, using: sealing, authenticating: Data(context.utf8))
+                for key in [sealing] + previousSealing {
+                    if let plaintext = try? AES.GCM.open(box, using: key, authenticating: Data(context.utf8)) {
+                        return plaintext
+                    }
+                }
+                throw CryptoKitError.authenticationFailure
             } catch {
                 throw PostgresFailure.make(
                     "a sealed value (\(context)) does not open with the configured key: the key changed, or the row "

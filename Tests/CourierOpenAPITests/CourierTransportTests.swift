@@ -92,6 +92,29 @@ struct CourierTransportTests {
         }
     }
 
+    @Test(
+        "a redirect to an app's scheme reaches the generated code as its 3xx; one to file: does too, unfollowed",
+        arguments: TransportKind.all)
+    func foreignSchemeRedirect(transport: TransportKind) async throws {
+        try await withTestServer { server in
+            let transport = CourierTransport(client: makeCourier(transport, server.baseURL))
+            for target in ["myapp://callback?code=abc", "file:///etc/passwd"] {
+                var query = URLComponents()
+                query.queryItems = [
+                    URLQueryItem(name: "url", value: target), URLQueryItem(name: "status_code", value: "302"),
+                ]
+                let request = HTTPRequest(
+                    method: .get, scheme: nil, authority: nil, path: "/redirect-to?\(query.percentEncodedQuery ?? "")")
+                // Before: the call failed with invalidRedirect, and the generated code never saw the response.
+                let (response, body) = try await transport.send(
+                    request, body: nil, baseURL: server.baseURL, operationID: "redirectTo")
+                #expect(response.status.code == 302)
+                #expect(response.headerFields[.location] == target)
+                #expect(body == nil)
+            }
+        }
+    }
+
     @Test("a refused connection is a ClientError over the CourierError", arguments: TransportKind.all)
     func refusedConnection(transport: TransportKind) async throws {
         let server = try await TestServer.start()

@@ -105,19 +105,19 @@ extension Conformance {
             }
         }
 
-        /// Sends `path` with a transport whose idle timeout is one second, reads the first chunk when `readsFirst`,
-        /// then holds back for two and a half idle timeouts. Returns the iterator and the bytes read.
+        /// Sends `path` with a transport whose idle timeout is two seconds, reads the first chunk when `readsFirst`,
+        /// then holds back for 2.25 idle timeouts. Returns the iterator and the bytes read.
         ///
         /// The pause is the case under test, not a synchronisation.
         static func holdBack(
             _ transport: TransportKind, _ server: TestServer, path: String, readsFirst: Bool
         ) async throws -> (LiveResponse.AsyncIterator, Int) {
             let client = Client(
-                server: Server(baseURL: server.baseURL), transport: transport.makeWithTimeouts(.seconds(5), .seconds(1))
+                server: Server(baseURL: server.baseURL), transport: transport.makeWithTimeouts(.seconds(5), .seconds(2))
             )
             var iterator = try await client.send(Stream(path: path)).makeAsyncIterator()
             let read = readsFirst ? try await iterator.next()?.count ?? 0 : 0
-            try await Task.sleep(for: .milliseconds(2_500))
+            try await Task.sleep(for: .milliseconds(4_500))
             return (iterator, read)
         }
 

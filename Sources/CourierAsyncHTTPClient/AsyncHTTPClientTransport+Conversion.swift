@@ -172,22 +172,25 @@
         /// The proxy client's lease, for a response through a proxy: the client is not shut down while its body is
         /// read (see `SharedClients`).
         let lease: AsyncHTTPClientTransport.ProxyLease?
+        /// Whether a reader that holds back gets a read-ahead (`PacedBody`): over HTTP/1, for a body AsyncHTTPClient
+        /// does not decompress.
+        var paced = true
 
         /// Read chunk by chunk (a live body, an event stream, a download): through a `PacedBody`, which reads ahead
         /// while the reader holds back, so that the connection is not closed as idle meanwhile.
         struct AsyncIterator: AsyncIteratorProtocol {
-            let body: AsyncHTTPClientTransport.PacedBody
+            let reading: AsyncHTTPClientTransport.PacedBody.Reading
             let timeouts: AsyncHTTPClientTransport.Timeouts
             let endsAtOwnClose: Bool
             let lease: AsyncHTTPClientTransport.ProxyLease?
 
             mutating func next() async throws -> ArraySlice<UInt8>? {
                 do {
-                    guard var buffer = try await body.next() else { return nil }
+                    guard var buffer = try await reading.body.next() else { return nil }
                     return ArraySlice(buffer.readBytes(length: buffer.readableBytes) ?? [])
                 } catch ChannelError.ioOnClosedChannel where endsAtOwnClose {
                     return nil
-                } catch let error as HTTPClientError where error == .readTimeout && body.stoppedReadingAhead {
+                } catch let error as HTTPClientError where error == .readTimeout && reading.body.stoppedReadingAhead {
                     let limit = AsyncHTTPClientTransport.PacedBody.readAheadLimit / 1_048_576
                     throw CourierError(
                         code: .idleTimeout,
@@ -203,9 +206,10 @@
         }
 
         func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(
-                body: AsyncHTTPClientTransport.PacedBody(base, idle: timeouts.idle), timeouts: timeouts,
-                endsAtOwnClose: endsAtOwnClose, lease: lease)
+            // Paced on HTTP/1 without decompression only (see `PacedBody`).
+            let body = AsyncHTTPClientTransport.PacedBody(base, idle: paced ? timeouts.idle : nil)
+            return AsyncIterator(
+                reading: .init(body), timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease)
         }
 
         func collect(upTo limit: Int) async throws -> Data {

@@ -58,7 +58,8 @@
             /// reader for longer: the transport reads ahead for it, up to 4 MiB, so that the time it holds back is
             /// not taken for the server's silence (AsyncHTTPClient's own timer counted it, as it stops reading while
             /// the reader does). Past 4 MiB read ahead, a reader that still holds back for this long gets
-            /// `CourierError.Code.idleTimeout`, saying so.
+            /// `CourierError.Code.idleTimeout`, saying so. Not over HTTP/2, nor for a body AsyncHTTPClient
+            /// decompresses, where one read may hand over more than that: there, holding back counts as silence.
             public var idleTimeout: Duration?
             /// Connections kept per host. Default: 8.
             ///
@@ -420,7 +421,8 @@
             let endsAtOwnClose = sentBody && head.status.code >= 300 && response.version.major == 1
             let body = MessageBody(
                 collectable: ResponseBodySequence(
-                    base: response.body, timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease),
+                    base: response.body, timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease,
+                    paced: response.version.major == 1 && !(decompresses && converted.isEncoded)),
                 length: length)
             return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
         }

@@ -21,6 +21,10 @@
         /// ``readAheadLimit`` bytes, at least six idle timeouts of holding back; past that, a reader that still holds
         /// back gets `idleTimeout`, saying so. The reader takes read-ahead chunks first, in order.
         ///
+        /// Not for an HTTP/2 stream or a body AsyncHTTPClient decompresses (`idle` is `nil` for them): one read there
+        /// hands over up to the stream's 8 MiB window, or what 256 KiB decompress to, so no bounded read-ahead is sure
+        /// to make it read again. Their readers keep AsyncHTTPClient's own timer.
+        ///
         /// `@unchecked Sendable` is sound: `iterator` is used by one task at a time, the one that `state.holder` names
         /// (set and cleared under the lock before and after each `next()`), and the rest of the state is under the
         /// lock.
@@ -47,6 +51,8 @@
                 var takenSinceSocketRead = 0
                 /// The reader, waiting for the keeper's chunk.
                 var waiter: CheckedContinuation<Void, Never>?
+                /// Whether the reader waits for the keeper: the keeper then ends its look after the chunk it reads.
+                var readerWaits = false
                 var keeper: Task<Void, Never>?
                 /// Whether the keeper stopped at ``PacedBody/readAheadLimit``.
                 var isFull = false
@@ -60,12 +66,32 @@
 
             init(_ body: HTTPClientResponse.Body, idle: Duration?) {
                 self.iterator = body.makeAsyncIterator()
-                self.state = LockedBox(State(lastSocketRead: .now()))
-                self.idle = idle.map { .nanoseconds(max(8_000_000, Configuration.nanoseconds($0))) }
+                let idle = idle.map { TimeAmount.nanoseconds(max(80_000_000, Configuration.nanoseconds($0))) }
+                self.idle = idle
+                // The head came before the reader began: the first look is due a quarter of the timeout from now.
+                let start = NIODeadline.now() - .nanoseconds((idle?.nanoseconds ?? 0) / 4)
+                self.state = LockedBox(State(lastSocketRead: start))
             }
 
             deinit {
+                readerLeft()
+            }
+
+            /// The reader let the body go: the keeper stops (a read it is waiting for is cancelled, which closes the
+            /// connection). Without this, a keeper waiting on a quiet stream kept the body, its connection and its
+            /// task alive.
+            func readerLeft() {
                 state.withLock { $0.keeper }?.cancel()
+            }
+
+            /// The reader's hold on a body: when the last copy of the reader's iterator goes, the keeper stops, even in
+            /// the middle of a read (which holds the body itself).
+            final class Reading: Sendable {
+                let body: PacedBody
+
+                init(_ body: PacedBody) { self.body = body }
+
+                deinit { body.readerLeft() }
             }
 
             /// Whether the keeper stopped reading ahead at ``readAheadLimit`` (so an idle timeout is the reader's).
@@ -73,7 +99,9 @@
 
             /// The next chunk: read ahead, or from AsyncHTTPClient.
             func next() async throws -> ByteBuffer? {
-                if let idle, state.withLock({ $0.keeper == nil && $0.end == nil }) {
+                if let idle,
+                    state.withLock({ $0.keeper == nil && $0.end == nil && $0.readAheadBytes < Self.readAheadLimit })
+                {
                     startKeeper(idle: idle)
                 }
                 while true {
@@ -101,11 +129,16 @@
             private func takeTurn() -> Turn {
                 state.withLock { state in
                     if let chunk = state.readAhead.popFirst() {
+                        state.readerWaits = false
                         state.readAheadBytes -= chunk.readableBytes
                         return .chunk(chunk)
                     }
                     if let end = state.end { return .end(end) }
-                    if state.holder == .keeper { return .waitForKeeper }
+                    if state.holder == .keeper {
+                        state.readerWaits = true
+                        return .waitForKeeper
+                    }
+                    state.readerWaits = false
                     state.holder = .reader
                     return .read
                 }
@@ -163,7 +196,8 @@
                         if !waiting { continuation.resume() }
                     }
                 } onCancel: {
-                    state.withLock { $0.keeper }?.cancel()
+                    // Only a read of the keeper's that the reader waits for: not a keeper between two looks.
+                    state.withLock { $0.holder == .keeper ? $0.keeper : nil }?.cancel()
                 }
             }
 
@@ -177,12 +211,17 @@
                         } catch {
                             return  // cancelled: the body ended or went
                         }
-                        guard let body = self, await body.keep(idle: idle) else { return }
+                        guard let body = self else { return }
+                        guard await body.keep(idle: idle) else {
+                            body.keeperStopped()
+                            return
+                        }
                     }
                 }
                 let started = state.withLock { state -> Bool in
                     guard state.keeper == nil, state.end == nil else { return false }
                     state.keeper = keeper
+                    state.isFull = false
                     return true
                 }
                 if !started { keeper.cancel() }
@@ -207,6 +246,14 @@
                 }
             }
 
+            /// The keeper stopped without the body ending (the read-ahead full): the reader's next `next()` starts
+            /// another once it has taken chunks.
+            private func keeperStopped() {
+                state.withLock { state in
+                    if state.end == nil { state.keeper = nil }
+                }
+            }
+
             private enum Claim {
                 case stop, wait, read
             }
@@ -217,7 +264,14 @@
                 state.withLock { state in
                     guard state.end == nil else { return .stop }
                     guard state.holder == .nobody else { return .wait }
-                    if let due, NIODeadline.now() - state.lastSocketRead < due { return .wait }
+                    if let due {
+                        guard NIODeadline.now() - state.lastSocketRead >= due else { return .wait }
+                        // A look counts only what it takes: what the reader took before may be from the batch
+                        // AsyncHTTPClient still holds.
+                        state.takenSinceSocketRead = 0
+                    } else if state.readerWaits {
+                        return .wait  // the reader reads again: the look ends, the reader's reads drain the rest
+                    }
                     guard state.readAheadBytes < Self.readAheadLimit else {
                         state.isFull = true
                         return .stop

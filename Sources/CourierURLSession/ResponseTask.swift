@@ -61,6 +61,9 @@ final class ResponseTask: Sendable {
     }
 
     private let state = LockedBox(State())
+    /// Whether the transfer is held back as last applied (`pauseDelivery()`/`resumeDelivery()`), which
+    /// ``syncDelivery()`` brings to `state.isPaused` under this lock.
+    private let appliedPause = LockedBox(false)
     private let limits: Limits
     private let lane: SessionLane
     private let watchdog: Watchdog
@@ -170,7 +173,7 @@ final class ResponseTask: Sendable {
                 switch next {
                 case .chunk(let chunk, let resumeDelivery):
                     if resumeDelivery {
-                        self.resumeDelivery()
+                        self.syncDelivery()
                         // Not held back any more: the idle timeout applies again, from this read.
                         self.watchdog.watch(self)
                     }
@@ -334,11 +337,7 @@ final class ResponseTask: Sendable {
         case .deliver(let waiter, let chunk):
             waiter.resume(returning: chunk)
         case .pause:
-            pauseDelivery()
-            // The reader may have drained the buffer and resumed delivery between this lock and the pause (it runs
-            // on another thread): its resume came first, and the pause would hold the transfer for good. Resuming
-            // again is harmless (both calls set a flag).
-            if !state.withLock({ $0.isPaused }) { resumeDelivery() }
+            syncDelivery()
         case .unread(let count):
             fail(
                 CourierError(
@@ -540,6 +539,22 @@ final class ResponseTask: Sendable {
             ),
             unlessConnected: true
         )
+    }
+
+    /// Holds back or lets go the transfer as `state.isPaused` now says.
+    ///
+    /// The reader's thread lets go and the delegate's holds back, each after deciding under the state's lock: a call
+    /// made after its decision could land after the other's newer one. A resume that overtook a pause left the
+    /// transfer running while `isPaused` said held back, so it was never held back again and the buffer grew to
+    /// `maxUnreadBytes`; a pause that overtook a resume held the transfer for good. Applied one at a time under
+    /// `appliedPause`, each reading the state's latest word, the last one leaves the transfer as the state says.
+    private func syncDelivery() {
+        appliedPause.withLock { applied in
+            let paused = state.withLock { $0.isPaused }
+            guard paused != applied else { return }
+            if paused { pauseDelivery() } else { resumeDelivery() }
+            applied = paused
+        }
     }
 
     private func pauseDelivery() {

@@ -33,8 +33,9 @@ public struct MockResponse: Sendable {
         self.status = status
         self.headerFields = headerFields
         if let chunkSize, chunkSize > 0, body.count > chunkSize {
-            self.chunks = stride(from: 0, to: body.count, by: chunkSize).map {
-                body.subdata(in: $0..<min($0 + chunkSize, body.count))
+            // From the body's own start: a slice of another `Data` (`data.dropFirst(3)`) keeps its parent's indices.
+            self.chunks = stride(from: body.startIndex, to: body.endIndex, by: chunkSize).map {
+                body.subdata(in: $0..<min($0 + chunkSize, body.endIndex))
             }
         } else {
             self.chunks = body.isEmpty ? [] : [body]

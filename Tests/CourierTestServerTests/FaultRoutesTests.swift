@@ -72,6 +72,24 @@ struct FaultRoutesTests {
         }
     }
 
+    @Test("a HEAD of a drip, and a drip with a status that has no body, send none: the connection stays usable")
+    func dripWithoutBody() async throws {
+        try await withServer { server, client in
+            for (method, path) in [
+                (HTTPMethod.HEAD, "/fault/drip?bytes=3&interval_ms=0"), (.GET, "/drip?numbytes=3&duration=0&code=204"),
+                (.GET, "/drip?numbytes=3&duration=0&code=304"),
+            ] {
+                let response = try await client.fetch(server, path, method: method)
+                #expect(response.body.isEmpty, "\(path)")
+                // The next request on the same keep-alive connection: before, the body's bytes came first, and the
+                // answer did not parse.
+                let next = try await client.fetch(server, "/get")
+                #expect(next.status == 200, "\(path)")
+                #expect(server.connectionCount == 1, "\(path)")
+            }
+        }
+    }
+
     @Test func extraResponseNeverReachesTheNextRequest() async throws {
         try await withServer { server, client in
             let first = try await client.fetch(server, "/fault/extra-response")

@@ -79,6 +79,7 @@
                 let interval = FaultRoutes.integer(context, "interval_ms", 100, in: 0...60_000)
                 let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(count))]
                 try await connection.write(context.headText(status: 200, headers: headers))
+                guard context.sendsBody else { return context.keepAlive ? .keepAlive : .close }  // a HEAD
                 for _ in 0..<count {
                     try await Task.sleep(for: .milliseconds(interval))
                     try await connection.write("*")

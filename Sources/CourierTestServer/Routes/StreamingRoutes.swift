@@ -152,10 +152,17 @@
             guard count > 0, count <= 10 * 1024 * 1024, (100..<600).contains(code) else {
                 return try await context.respond(.text("number of bytes must be positive", status: 400))
             }
+            guard code >= 200 else {
+                // An interim status is not a response (as `/status` refuses it).
+                return try await context.respond(.text("a 1xx status cannot end a response", status: 400))
+            }
             try await Task.sleep(for: .milliseconds(Int(min(delay, 60) * 1000)))
-            let headers = [("Content-Type", "application/octet-stream"), ("Content-Length", String(count))]
+            // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5), and a 204 no Content-Length.
+            let hasBody = code != 204 && code != 304
+            var headers = [("Content-Type", "application/octet-stream")]
+            if code != 204 { headers.append(("Content-Length", String(count))) }
             try await context.connection.write(context.headText(status: code, headers: headers))
-            guard context.sendsBody else { return context.keepAlive ? .keepAlive : .close }
+            guard context.sendsBody, hasBody else { return context.keepAlive ? .keepAlive : .close }
             let pause = Duration.milliseconds(Int(min(duration, 600) * 1000)) / count
             for index in 0..<count {
                 try await context.connection.write("*")

@@ -187,6 +187,9 @@ struct MockTransportTests {
         let chunked = MockResponse(body: Data("0123456789".utf8), chunkSize: 4)
         #expect(chunked.chunks.map { String(decoding: $0, as: UTF8.self) } == ["0123", "4567", "89"])
         #expect(chunked.body == Data("0123456789".utf8))
+        // A slice of another Data keeps its parent's indices: chunking from 0 trapped.
+        let slice = MockResponse(body: Data("xx0123456789".utf8).dropFirst(2), chunkSize: 4)
+        #expect(slice.chunks.map { String(decoding: $0, as: UTF8.self) } == ["0123", "4567", "89"])
     }
 
     @Test("a chunked response arrives in its chunks")

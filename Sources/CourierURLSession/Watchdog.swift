@@ -64,11 +64,26 @@ final class Watchdog: Sendable {
     }
 
     private func check(_ task: ResponseTask, now: ContinuousClock.Instant) {
-        switch task.nextAlarm(now: now) {
-        case nil:
-            remove(task)
-        case .sleep(let until):
-            schedule(task, at: until, now: now)
+        // The alarm is worked out and its instant set in one step under the lock (the task's own lock is taken
+        // inside it; the task never takes this one inside its own): two checks of one task at once, the timer's and
+        // a reader's `watch` after it caught up, set the instant in the order they read the task. Set separately,
+        // the timer's, read while the task was held back (an hour away), could land last and leave a silent server
+        // without an idle timeout for that hour.
+        let alarm = state.withLock { state -> ResponseTask.Alarm? in
+            let alarm = task.nextAlarm(now: now)
+            switch alarm {
+            case nil:
+                state.entries.removeValue(forKey: ObjectIdentifier(task))
+            case .sleep(let until):
+                Self.schedule(task, at: until, now: now, in: &state)
+            case .fire, .probe:
+                break
+            }
+            return alarm
+        }
+        switch alarm {
+        case nil, .sleep:
+            break
         case .fire(let error):
             // `fail` removes the entry.
             task.fail(error)
@@ -98,16 +113,20 @@ final class Watchdog: Sendable {
     static let maxInterval = Duration.seconds(5)
 
     private func schedule(_ task: ResponseTask, at due: ContinuousClock.Instant, now: ContinuousClock.Instant) {
+        state.withLock { Self.schedule(task, at: due, now: now, in: &$0) }
+    }
+
+    private static func schedule(
+        _ task: ResponseTask, at due: ContinuousClock.Instant, now: ContinuousClock.Instant, in state: inout State
+    ) {
         // A request that ended between its check and this line leaves an entry behind: it holds the request weakly,
         // and the check at its due instant (which finds the request ended) removes it.
-        state.withLock { state in
-            state.entries[ObjectIdentifier(task)] = Entry(task: task, due: due)
-            let wake = min(due, now + Self.maxInterval)
-            if let current = state.wake, current <= wake { return }
-            state.wake = wake
-            // Set under the lock, so two requests setting the timer at once cannot leave it at the later instant.
-            state.timer.schedule(deadline: Self.dispatchTime(wake), leeway: .milliseconds(1))
-        }
+        state.entries[ObjectIdentifier(task)] = Entry(task: task, due: due)
+        let wake = min(due, now + maxInterval)
+        if let current = state.wake, current <= wake { return }
+        state.wake = wake
+        // Set under the lock, so two requests setting the timer at once cannot leave it at the later instant.
+        state.timer.schedule(deadline: dispatchTime(wake), leeway: .milliseconds(1))
     }
 
     /// The timer fired: checks every request that is due and sets the timer to the next instant.

@@ -96,6 +96,25 @@ struct ServerRobustnessTests {
         #expect(answered == status)
     }
 
+    @Test("a held stream in batches sends its first event before it waits at the gate")
+    func heldStreamInBatches() async throws {
+        try await withServer { server, client in
+            let gate = UUID().uuidString
+            let request = HTTPClientRequest(url: "\(server.baseURL)/sse?count=3&batch=2&hold=\(gate)")
+            let response = try await client.execute(request, timeout: .seconds(30))
+            var body = response.body.makeAsyncIterator()
+            var text = ""
+            // Before: the first event was still in the batch while the stream waited, and this waited for ever.
+            while !text.contains("data: {\"n\":0}"), var chunk = try await body.next() {
+                text += chunk.readString(length: chunk.readableBytes) ?? ""
+            }
+            #expect(!text.contains("id: 1\n"))
+            _ = try await client.fetch(server, "/sse-release/\(gate)")
+            while var chunk = try await body.next() { text += chunk.readString(length: chunk.readableBytes) ?? "" }
+            #expect(text.contains("id: 1\n") && text.contains("id: 2\n"))
+        }
+    }
+
     @Test("shutdown ends a stream held at a gate nobody opens")
     func shutdownWithHeldStream() async throws {
         let server = try await TestServer.start()

@@ -86,11 +86,14 @@
                     pending += event
                 }
                 sent += 1
-                if sent % batch == 0 || number == count - 1 || sent == dropAfter {
+                let holds = sent == 1 ? context.query("hold") : nil
+                // Before the hold too: the client is to see the first event while the stream waits (with a batch,
+                // it was still buffered, and a client that opens the gate once it has it waited for ever).
+                if sent % batch == 0 || number == count - 1 || sent == dropAfter || holds != nil {
                     try await write(pending, context)
                     pending = ""
                 }
-                if sent == 1, let hold = context.query("hold") { try await Gates.shared.wait(hold) }
+                if let holds { try await Gates.shared.wait(holds) }
                 if let dropAfter, sent >= dropAfter {
                     if context.query("partial") == "1", number + 1 < count {
                         try await write("id: \(number + 1)\nevent: tick\ndata: {\"n\":", context)

@@ -64,6 +64,25 @@ extension Conformance.TLSConformanceTests {
         }
     }
 
+    @Test(
+        "h2: a GET on an HTTP/2 connection the server resets when reused is resent once on a new one",
+        arguments: TransportKind.all)
+    func staleHTTP2Connection(transport: TransportKind) async throws {
+        let authority = try TLSLab.authority.get()
+        try await withTLSServer(TestServerTLS(authority: authority)) { server in
+            try await tlsCase("h2: reset when reused", on: transport, needs: [.customTrust]) {
+                let client = tlsClient(transport.make(), server.baseURL, try TLSLab.trusting(authority))
+                _ = try await client.send(HTTPSCall<[String: String]>(path: "/fault/reset-if-reused"))
+                // The test server's fault keyed on the stream before: every request on an HTTP/2 connection was
+                // "new", and this GET succeeded on the first connection without testing anything.
+                _ = try await client.send(HTTPSCall<[String: String]>(path: "/fault/reset-if-reused"))
+                #expect(server.requestCount == 3, "the second GET, reset, then resent")
+                #expect(server.negotiatedProtocols.filter { $0 == .http2 }.count == 2)
+                return "ok (\(server.connectionCount) connections)"
+            }
+        }
+    }
+
     @Test("h2: httpVersions .http1Only offers only http/1.1 to an h2 server", arguments: TransportKind.all)
     func http1Only(transport: TransportKind) async throws {
         let authority = try TLSLab.authority.get()

@@ -87,7 +87,13 @@
                 return context.keepAlive ? .keepAlive : .close
             case "close-idle-after-response":
                 _ = try await context.json(["closing": true])
-                await connection.closeCleanly()
+                guard context.head.version.major >= 2, let parent = connection.channel.parent else {
+                    await connection.closeCleanly()
+                    return .closed
+                }
+                // Over HTTP/2, the connection, not the stream that has just ended.
+                await connection.drain()
+                _ = try? await parent.close().get()
                 return .closed
             case "reset-stream":
                 if let announce = context.query("announce").flatMap(Int.init), announce >= 0 {
@@ -110,14 +116,17 @@
                 await connection.reset()
                 return .closed
             case "reset-if-reused":
-                let id = ObjectIdentifier(connection.channel)
+                // The TCP connection's identity: over HTTP/2 each request has a stream channel of its own.
+                let http2 = context.head.version.major >= 2
+                let transport = connection.transportChannel(http2: http2)
+                let id = ObjectIdentifier(transport)
                 let reused = remembered.withLock { $0.remove(id) != nil }
                 if reused {
-                    await connection.reset()
+                    await connection.resetConnection(http2: http2)
                     return .closed
                 }
                 remembered.withLock { _ = $0.insert(id) }
-                connection.channel.closeFuture.whenComplete { _ in remembered.withLock { _ = $0.remove(id) } }
+                transport.closeFuture.whenComplete { _ in remembered.withLock { _ = $0.remove(id) } }
                 return try await context.json(["connection": "remembered"])
             default:
                 await connection.closeCleanly()

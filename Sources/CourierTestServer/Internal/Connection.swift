@@ -182,5 +182,19 @@
             }
             _ = try? await channel.close().get()
         }
+
+        /// The TCP connection the request came on: over HTTP/2 (`http2`) its stream's parent, else ``channel`` (whose
+        /// parent is the listening socket).
+        func transportChannel(http2: Bool) -> any Channel { http2 ? channel.parent ?? channel : channel }
+
+        /// ``reset()`` of the whole TCP connection, also over HTTP/2 (where ``reset()`` ends the stream alone).
+        func resetConnection(http2: Bool) async {
+            guard http2, let parent = channel.parent else { return await reset() }
+            await drain()
+            if let provider = parent as? any SocketOptionProvider {
+                _ = try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+            }
+            _ = try? await parent.close().get()
+        }
     }
 #endif

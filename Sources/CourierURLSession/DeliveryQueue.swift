@@ -32,7 +32,9 @@ import Foundation
         private var generation = 0
         private var releasedGeneration = 0
         private var isPaused = false
-        private var pauseExpiry = Date.distantPast
+        /// When the current hold ends at the latest, on the monotonic clock (a wall clock set back while a reader
+        /// held back stretched the hold by as much, and every session's transfers waited with it).
+        private var pauseExpiry = DispatchTime(uptimeNanoseconds: 0)
         private var isInvalidated = false
         private let maxStall: TimeInterval
         /// FoundationNetworking's multi-handle queue and the session's work queue (see ``attach(to:)``); `nil` when
@@ -69,8 +71,10 @@ import Foundation
             while !isInvalidated {
                 if pendingOperations > maxPendingOperations {
                     condition.wait()
-                } else if isPaused && Date() < pauseExpiry {
-                    _ = condition.wait(until: pauseExpiry)
+                } else if isPaused, case let now = DispatchTime.now(), now < pauseExpiry {
+                    // `NSCondition` waits on the wall clock: in slices, each checked against the monotonic expiry.
+                    let remaining = Double(pauseExpiry.uptimeNanoseconds - now.uptimeNanoseconds) / 1e9
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: min(remaining, 0.1)))
                 } else {
                     break
                 }
@@ -161,7 +165,7 @@ import Foundation
             condition.lock()
             if request == generation && request > releasedGeneration {
                 isPaused = true
-                pauseExpiry = Date(timeIntervalSinceNow: maxStall)
+                pauseExpiry = DispatchTime.now() + maxStall
             }
             condition.unlock()
         }

@@ -87,7 +87,9 @@
             var headers: [(name: String, value: String)] = [
                 ("Content-Type", "application/octet-stream"), ("Accept-Ranges", "bytes"), ("ETag", "range\(total)"),
             ]
-            guard let rangeHeader = context.request.header("Range") else {
+            // A unit other than bytes is ignored (RFC 9110 §14.2: a server MUST ignore a unit it does not know).
+            let byteRange = context.request.header("Range").flatMap { $0.lowercased().hasPrefix("bytes=") ? $0 : nil }
+            guard let rangeHeader = byteRange else {
                 let body = (0..<total).map { alphabet[$0 % 26] }
                 return try await context.respond(TestServerResponse(headers: headers, body: body))
             }
@@ -102,7 +104,7 @@
 
         /// `bytes=a-b`, `bytes=a-` or `bytes=-n` within `total`, as an inclusive range; `nil` when unsatisfiable.
         static func parseRange(_ header: String, total: Int) -> (Int, Int)? {
-            guard header.hasPrefix("bytes="), total > 0 else { return nil }
+            guard header.lowercased().hasPrefix("bytes="), total > 0 else { return nil }
             let spec = header.dropFirst("bytes=".count).split(separator: ",").first ?? ""
             let bounds = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
             guard bounds.count == 2 else { return nil }

@@ -25,8 +25,8 @@
     ///   as `ValidateStatusDecision()`): generated code expects undocumented statuses to reach it, as
     ///   `.undocumented(statusCode:_:)`. The client's own decisions still run first: a `503` is retried and a `401`
     ///   refreshed before the generated code sees the last response. A redirect to another scheme than http(s)
-    ///   (an app's callback, `myapp://cb?code=…`) is not followed and reaches the generated code as its 3xx, with
-    ///   its `Location` and without its body.
+    ///   (an app's callback, `myapp://cb?code=…`) is not followed and reaches the generated code as its 3xx, as
+    ///   the server sent it (typed Courier requests fail with `invalidRedirect` there).
     /// - **Bodies.** A request body streams to the server as the generated code produced it (its length, when
     ///   known, becomes `Content-Length`; a replayable one of at most 1 MiB goes in one piece); a body that can be
     ///   iterated only once is never re-sent, so a retry or a 307 redirect of it is not made and that response
@@ -78,42 +78,20 @@
             // The operation is built in the function that sends it: a call waiting for its answer keeps one copy of
             // it, in that function's frame (issue #17: 3 KB of frames here before, measured with
             // `Benchmarks/async-frames`).
-            do {
-                // `isEmpty` first: a lookup in the empty set still hashes the operation ID.
-                if !configuration.bufferedOperationIDs.isEmpty,
-                    configuration.bufferedOperationIDs.contains(operationID)
-                {
-                    let buffered = try await send(
-                        request, body: body, baseURL: baseURL, operationID: operationID,
-                        parser: BufferedResponseParser())
-                    return (buffered.head, request.method == .head ? nil : HTTPBody(buffered.body))
-                }
-                let live = try await send(
-                    request, body: body, baseURL: baseURL, operationID: operationID, parser: LiveResponseParser())
-                return (
-                    live.head,
-                    try await Self.body(
-                        of: live, method: request.method, accept: request.headerFields[.accept],
-                        decodedLimit: client.configuration.maxResponseBodySize)
-                )
-            } catch let error as CourierError where error.code == .invalidRedirect {
-                guard let redirect = Self.foreignRedirect(in: error) else { throw error }
-                return (redirect, nil)
+            // `isEmpty` first: a lookup in the empty set still hashes the operation ID.
+            if !configuration.bufferedOperationIDs.isEmpty, configuration.bufferedOperationIDs.contains(operationID) {
+                let buffered = try await send(
+                    request, body: body, baseURL: baseURL, operationID: operationID, parser: BufferedResponseParser())
+                return (buffered.head, request.method == .head ? nil : HTTPBody(buffered.body))
             }
-        }
-
-        /// The 3xx of an `invalidRedirect` whose `Location` names another scheme than http(s) (an app's callback,
-        /// `myapp://cb?code=…`), or `nil`.
-        ///
-        /// Courier follows redirects to http(s) only, and fails a typed request's call at any other. Generated code
-        /// asked for the response, as AsyncHTTPClient and OkHttp give it when they do not follow: it gets the 3xx
-        /// with its `Location` (the body, which no client reads there, is not kept).
-        static func foreignRedirect(in error: CourierError) -> HTTPResponse? {
-            guard let response = error.response, RedirectDecision.redirectStatuses.contains(response.status.code),
-                let location = response.headerFields[.location], let url = URL(string: location),
-                let scheme = url.scheme?.lowercased(), scheme != "http", scheme != "https"
-            else { return nil }
-            return response
+            let live = try await send(
+                request, body: body, baseURL: baseURL, operationID: operationID, parser: LiveResponseParser())
+            return (
+                live.head,
+                try await Self.body(
+                    of: live, method: request.method, accept: request.headerFields[.accept],
+                    decodedLimit: client.configuration.maxResponseBodySize)
+            )
         }
 
         /// Sends the generated request through the Courier client, its response parsed by `parser`.

@@ -79,7 +79,7 @@
     }
 
     /// A generated operation as a Courier ``Request``: named after the operation ID, shaped by the generated request.
-    struct OperationRequest<Response: Sendable>: Request {
+    struct OperationRequest<Response: Sendable>: Request, ReturnsForeignRedirects {
         let operation: Operation
         let parser: any ResponseParser<Response>
 

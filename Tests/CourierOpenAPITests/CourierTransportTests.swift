@@ -98,19 +98,20 @@ struct CourierTransportTests {
     func foreignSchemeRedirect(transport: TransportKind) async throws {
         try await withTestServer { server in
             let transport = CourierTransport(client: makeCourier(transport, server.baseURL))
-            for target in ["myapp://callback?code=abc", "file:///etc/passwd"] {
+            for target in ["myapp://callback?code=abc&state=xyz", "file:///etc/passwd"] {
                 var query = URLComponents()
                 query.queryItems = [
                     URLQueryItem(name: "url", value: target), URLQueryItem(name: "status_code", value: "302"),
                 ]
                 let request = HTTPRequest(
                     method: .get, scheme: nil, authority: nil, path: "/redirect-to?\(query.percentEncodedQuery ?? "")")
-                // Before: the call failed with invalidRedirect, and the generated code never saw the response.
+                // Before: the call failed with invalidRedirect, and the generated code never saw the response. The
+                // Location arrives as sent: the code next to a state is a secret the log lines redact.
                 let (response, body) = try await transport.send(
                     request, body: nil, baseURL: server.baseURL, operationID: "redirectTo")
                 #expect(response.status.code == 302)
                 #expect(response.headerFields[.location] == target)
-                #expect(body == nil)
+                #expect(body != nil)  // the 3xx's own body, as generated code may read it
             }
         }
     }

@@ -82,6 +82,11 @@ struct OAuth2TokenEndpoint: Sendable {
 /// refresh), and `invalid_client` was never `clientAuthenticationFailed`.
 protocol OwnDecisionChain {}
 
+/// A request whose caller takes a redirect to another scheme than http(s) itself (generated OpenAPI code: an app's
+/// callback, `myapp://cb?code=…`): the redirect decision's refusal of it is passed over, and the 3xx goes on down the
+/// chain, as it is, to the request's parser.
+package protocol ReturnsForeignRedirects {}
+
 /// A token request (RFC 6749 §3.2): a form POST that never carries the bearer credential and is never cached.
 struct OAuth2TokenRequest: Request, CredentialBody, OwnDecisionChain {
     typealias Response = OAuth2TokenResponse

@@ -121,6 +121,9 @@ struct Pipeline<R: Request>: Sendable {
         return finalized
     }
 
+    /// Whether the request's caller takes a redirect to another scheme itself (``ReturnsForeignRedirects``).
+    private static var returnsForeignRedirects: Bool { R.self is any ReturnsForeignRedirects.Type }
+
     /// Whether the call returns a ``LiveResponse``, whose body outlives ``run()``.
     private static var isLive: Bool { R.Response.self == LiveResponse.self }
 
@@ -804,6 +807,15 @@ struct Pipeline<R: Request>: Sendable {
                 received = response
                 return nil
             case .fail(let error):
+                if Self.returnsForeignRedirects, decision is RedirectDecision,
+                    RedirectDecision.isForeignSchemeRedirect(received.head)
+                {
+                    // Not an error for this request's caller (``ReturnsForeignRedirects``): the 3xx goes on, as it
+                    // came (the error's copy of it is redacted, its `Location` query included).
+                    state.withLock { $0.record(.decision, decision.name, .succeeded, attempt: attempt) }
+                    index += 1
+                    continue
+                }
                 state.withLock { $0.record(.decision, decision.name, .failed, attempt: attempt) }
                 throw error
             case .restart:

@@ -116,6 +116,15 @@ public struct RedirectDecision: Decision {
     ///
     /// An empty reference is `base` without its fragment (§5.2.2), and the result's path has its dot segments
     /// removed even when `location` is absolute (§5.2.2 applies `remove_dot_segments` to every reference).
+    /// Whether `head` is a redirect whose `Location` names another scheme than http(s) (an app's callback,
+    /// `myapp://cb?code=…`), which Courier does not follow.
+    package static func isForeignSchemeRedirect(_ head: HTTPResponse) -> Bool {
+        guard redirectStatuses.contains(head.status.code), let location = head.headerFields[.location],
+            let scheme = URL(string: location)?.scheme?.lowercased()
+        else { return false }
+        return scheme != "http" && scheme != "https"
+    }
+
     static func resolve(_ location: String, against base: URL) -> URL? {
         let reference = location.trimmingCharacters(in: .whitespaces)
         let resolved: URL?

@@ -117,9 +117,10 @@ public final class URLSessionTransport: Transport {
     ///     sets its `timeoutIntervalForRequest` a little above `idleTimeout`, as a backstop (the transport's own
     ///     timers fire first, with their own codes), and turns off URLSession's cookies, cache and credential
     ///     storage, which Courier's `CookieJar`, `HTTPCache` and authentication replace. Its
-    ///     `httpAdditionalHeaders` are added to each request that does not set them, except `Authorization`,
-    ///     `Proxy-Authorization` and `Cookie` (URLSession sent them to every origin a redirect led to; give
-    ///     credentials to an `Authenticator` or an adapter) and fields that are not valid HTTP.
+    ///     `httpAdditionalHeaders` are added to each request that does not set them, except credentials
+    ///     (`Authorization`, `Cookie`, `X-Api-Key` and the other headers the default `Redactor` treats as secret:
+    ///     URLSession sent them to every origin a redirect led to; give credentials to an `Authenticator` or an
+    ///     adapter) and fields that are not valid HTTP.
     ///   - connectTimeout: How long establishing a connection may take. Default: 10 s. URLSession reports no
     ///     "connected" event, so when no sign of a connection (a response head, request body bytes sent) came
     ///     within this time, the transport makes one plain TCP connect to the server: if that fails too, the call
@@ -200,13 +201,17 @@ public final class URLSessionTransport: Transport {
     ///
     /// URLSession adds those fields to every request it sends, after Courier has validated the request and, after
     /// a redirect to another origin, stripped its credentials: an `Authorization` given there went to every origin
-    /// a redirect led to. The transport adds them itself, to fields a request does not set, except `Authorization`,
-    /// `Proxy-Authorization` and `Cookie` (which Courier's `Authenticator`, adapters and `CookieJar` scope to a
-    /// server) and fields that are not valid HTTP, which it drops.
+    /// a redirect led to. The transport adds them itself, to fields a request does not set, except credentials
+    /// (`Authorization`, `Proxy-Authorization`, `Cookie` and every header `Redactor.defaultSensitiveHeaderNames`
+    /// lists, such as `X-Api-Key`: Courier's `Authenticator`, adapters and `CookieJar` scope them to a server) and
+    /// fields that are not valid HTTP, which it drops.
     static func takeAdditionalHeaders(from configuration: URLSessionConfiguration) -> [(name: String, value: String)] {
         let headers = configuration.httpAdditionalHeaders ?? [:]
         configuration.httpAdditionalHeaders = nil
-        let credentials: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie]
+        // Every header a redirect to another origin strips (with the default `Redactor`): `X-Api-Key` too.
+        var credentials = Redactor.defaultSensitiveHeaderNames
+        credentials.formUnion([.authorization, .proxyAuthorization, .cookie])
+        if let cookie2 = HTTPField.Name("Cookie2") { credentials.insert(cookie2) }
         return headers.compactMap { key, value in
             guard let text = key as? String, let name = HTTPField.Name(text), !credentials.contains(name),
                 let value = value as? String, HTTPField.isValidValue(value)

@@ -40,6 +40,7 @@ extension Conformance {
                 let configuration = URLSessionConfiguration.ephemeral
                 configuration.httpAdditionalHeaders = [
                     "Authorization": "Bearer configured-secret", "Cookie": "session=configured",
+                    "X-Api-Key": "configured-key",
                     "X-Configured": "yes", "X-Broken": "a\r\nX-Injected: 1", "Accept": "application/json",
                 ]
                 let transport = URLSessionTransport(configuration: configuration)
@@ -51,6 +52,7 @@ extension Conformance {
                 let headers = (echoed?["headers"] as? [String: Any])?.mapValues { "\($0)" } ?? [:]
                 let names = Set(headers.keys.map { $0.lowercased() })
                 #expect(!names.contains("authorization") && !names.contains("cookie"), "\(headers)")
+                #expect(!names.contains("x-api-key"), "\(headers)")
                 #expect(!names.contains("x-broken") && !names.contains("x-injected"), "\(headers)")
                 #expect(headers.first { $0.key.lowercased() == "x-configured" }?.value == "yes", "\(headers)")
             }

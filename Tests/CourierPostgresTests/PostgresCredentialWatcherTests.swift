@@ -150,6 +150,18 @@ struct PostgresCredentialWatcherRecoveryTests {
         }
     }
 
+    /// The process of the watcher's `LISTEN` session in `database`.
+    static func listeningBackend(of database: ScratchDatabase, on client: PostgresClient) async throws -> pid_t {
+        let listening = try await client.query(
+            """
+            SELECT pid FROM pg_stat_activity
+            WHERE datname = \(database.name) AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()
+            """)
+        var pids: [Int32] = []
+        for try await pid in listening.decode(Int32.self) { pids.append(pid) }
+        return pid_t(try #require(pids.first))
+    }
+
     @Test("its LISTEN connection gone silent (no FIN, no RST): the heartbeat closes it, and it listens again")
     func silentConnectionIsReplaced() async throws {
         try await PostgresLab.withScratchDatabase { database in
@@ -160,14 +172,7 @@ struct PostgresCredentialWatcherRecoveryTests {
                         store: fleet.second, authenticator: fleet.authenticator, retryDelay: .milliseconds(10),
                         heartbeatInterval: .milliseconds(300)))
                 await fleet.second.waitUntilListening()
-                let listening = try await client.query(
-                    """
-                    SELECT pid FROM pg_stat_activity
-                    WHERE datname = \(database.name) AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()
-                    """)
-                var pids: [Int32] = []
-                for try await pid in listening.decode(Int32.self) { pids.append(pid) }
-                let backend = pid_t(try #require(pids.first))
+                let backend = try await Self.listeningBackend(of: database, on: client)
                 // The backend stops: its connection stays open and answers nothing, like one a NAT or a load
                 // balancer forgot. Before the fix the watcher waited on it forever, reporting itself listening.
                 #expect(kill(backend, SIGSTOP) == 0)
@@ -179,6 +184,36 @@ struct PostgresCredentialWatcherRecoveryTests {
                 kill(backend, SIGCONT)
                 let error = await fleet.watcher.stop()
                 #expect(error == nil, "run() threw \(String(describing: error))")
+            }
+        }
+    }
+
+    @Test("stopped while its heartbeat waits on a silent connection, it stops at once")
+    func stopDuringHeartbeat() async throws {
+        try await PostgresLab.withScratchDatabase { database in
+            try await PostgresLab.withClient(configuration: try database.configuration()) { client in
+                var fleet = try await Instances(client)
+                fleet.watcher.start(
+                    PostgresCredentialWatcher(
+                        store: fleet.second, authenticator: fleet.authenticator, heartbeatInterval: .seconds(1)))
+                await fleet.second.waitUntilListening()
+                let backend = try await Self.listeningBackend(of: database, on: client)
+                #expect(kill(backend, SIGSTOP) == 0)
+                // The backend answers again in 6 s whatever happens, so a watcher that waits for it ends then.
+                let resume = Task {
+                    try? await Task.sleep(for: .seconds(6))
+                    kill(backend, SIGCONT)
+                }
+                defer { kill(backend, SIGCONT) }
+                // The first heartbeat goes out 1 s after listening, and gives up 1 s later: stopped in between (the
+                // case under test), before the fix the watcher waited for the SELECT 1 the silent backend never
+                // answers, and its shutdown with it.
+                try await Task.sleep(for: .milliseconds(1_500))
+                let start = ContinuousClock.now
+                let error = await fleet.watcher.stop()
+                #expect(ContinuousClock.now - start < .seconds(3), "stopped after \(ContinuousClock.now - start)")
+                #expect(error == nil, "run() threw \(String(describing: error))")
+                resume.cancel()
             }
         }
     }

@@ -166,36 +166,41 @@
                 } catch {
                     return
                 }
-                let answered = await withTaskGroup(of: Bool.self) { checks in
+                enum Check { case answered, silent, cancelled }
+                let check = await withTaskGroup(of: Check.self) { checks in
                     checks.addTask {
                         do {
                             for try await _ in try await connection.query("SELECT 1", logger: logger) {}
-                            return true
+                            return .answered
                         } catch {
-                            return false
+                            return .silent
                         }
                     }
                     checks.addTask {
                         do {
                             try await Task.sleep(for: interval)
-                            return false
+                            return .silent
                         } catch {
-                            return true  // cancelled: the check answered
+                            // Cancelled: after the check answered (the result is not looked at), or with the watcher.
+                            return .cancelled
                         }
                     }
-                    let answered = await checks.next() ?? false
+                    let first = await checks.next() ?? .cancelled
                     // A check that waits on a silent connection ends only when it closes (PostgresNIO's query does
-                    // not stop when its task is cancelled): closing it first lets the group end.
-                    if !answered, !Task.isCancelled {
-                        logger.warning(
-                            "the credential watcher's connection did not answer its heartbeat; closing it",
-                            metadata: ["heartbeatInterval": "\(interval)"])
+                    // not stop when its task is cancelled): closing it lets the group end, also when the watcher
+                    // is cancelled meanwhile (its shutdown waited for the check before).
+                    if first != .answered {
+                        if first == .silent {
+                            logger.warning(
+                                "the credential watcher's connection did not answer its heartbeat; closing it",
+                                metadata: ["heartbeatInterval": "\(interval)"])
+                        }
                         try? await connection.close()
                     }
                     checks.cancelAll()
-                    return answered
+                    return first
                 }
-                if !answered || Task.isCancelled { return }
+                if check != .answered || Task.isCancelled { return }
             }
         }
 

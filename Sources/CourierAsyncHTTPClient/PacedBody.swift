@@ -54,7 +54,8 @@
                 /// Whether the reader waits for the keeper: the keeper then ends its look after the chunk it reads.
                 var readerWaits = false
                 var keeper: Task<Void, Never>?
-                /// Whether the keeper stopped at ``PacedBody/readAheadLimit``.
+                /// Whether the keeper stopped at ``PacedBody/readAheadLimit`` (kept: AsyncHTTPClient's idle timeout
+                /// reaches the reader only after the chunks read ahead, by when a new keeper may run).
                 var isFull = false
             }
 
@@ -221,7 +222,6 @@
                 let started = state.withLock { state -> Bool in
                     guard state.keeper == nil, state.end == nil else { return false }
                     state.keeper = keeper
-                    state.isFull = false
                     return true
                 }
                 if !started { keeper.cancel() }

@@ -69,7 +69,10 @@ public final class MockTransport: Transport {
 
     /// Answers requests for `method` (any method when `nil`) and `path` with `responses`, in turn.
     ///
-    /// `path` matches the request's full path (with the base URL's prefix) either with or without its query.
+    /// `path` matches the request's full path (with the base URL's prefix) either without its query, or with it
+    /// exactly as Courier sends it: keys in the query encoder's order (sorted by default), percent-encoded
+    /// (`/search?page=2&q=swift%20ui`). A request that matches no stub fails with its cURL line, which shows that
+    /// form.
     public func stub(_ method: HTTPRequest.Method? = nil, _ path: String, with responses: [MockResponse]) {
         state.withLock { $0.routes.append(Route(method: method, path: path, responses: responses, handler: nil)) }
     }

@@ -36,6 +36,8 @@ enum RequestResolver {
         }
         var authority = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         if let port = components.port {
+            // URLComponents takes any number; past 65535 the call failed in the transport, as an unreachable server.
+            guard (1...65_535).contains(port) else { throw invalid("the base URL's port \(port) is not 1 to 65535") }
             authority += ":\(port)"
         }
         var basePath = components.percentEncodedPath

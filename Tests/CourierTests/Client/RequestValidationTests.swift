@@ -219,6 +219,14 @@ struct RequestValidationTests {
         #expect(sent.head.path == "/v2/users")
     }
 
+    @Test("a base URL whose port is not 1 to 65535 is invalidURL at resolve; nothing is sent", arguments: [0, 70_000])
+    func basePortOutOfRange(port: Int) async throws {
+        let error = await reject(
+            AdapterFixtures.probe(path: "/users"), baseURL: try #require(URL(string: "https://api.example.com:\(port)")))
+        #expect(error?.code == .invalidURL && error?.stage == .resolve, "\(String(describing: error))")
+        #expect(error?.message?.contains("port \(port)") == true, "\(String(describing: error))")
+    }
+
     @Test("a non-string pathSegment uses its description")
     func pathSegmentNonString() async throws {
         let sent = try await send(AdapterFixtures.probe(path: "/users/\(pathSegment: 42)/\(pathSegment: -1.5)"))

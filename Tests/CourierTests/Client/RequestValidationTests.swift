@@ -222,7 +222,8 @@ struct RequestValidationTests {
     @Test("a base URL whose port is not 1 to 65535 is invalidURL at resolve; nothing is sent", arguments: [0, 70_000])
     func basePortOutOfRange(port: Int) async throws {
         let error = await reject(
-            AdapterFixtures.probe(path: "/users"), baseURL: try #require(URL(string: "https://api.example.com:\(port)")))
+            AdapterFixtures.probe(path: "/users"), baseURL: try #require(URL(string: "https://api.example.com:\(port)"))
+        )
         #expect(error?.code == .invalidURL && error?.stage == .resolve, "\(String(describing: error))")
         #expect(error?.message?.contains("port \(port)") == true, "\(String(describing: error))")
     }

@@ -1,4 +1,5 @@
 import Courier
+import CourierAsyncHTTPClient
 import CourierTestServer
 import Foundation
 import HTTPTypes
@@ -149,6 +150,28 @@ extension Conformance {
                 let error = await expectCourierError { _ = try await iterator.next() }
                 #expect(error?.code == .idleTimeout, "\(String(describing: error))")
                 #expect(ContinuousClock.now - start < .milliseconds(500))
+            }
+        }
+
+        @Test("AsyncHTTPClient: a reader that holds back past 4 MiB read ahead gets idleTimeout, saying so")
+        func readAheadLimit() async throws {
+            try await withTestServer { server in
+                let transport = AsyncHTTPClientTransport(
+                    configuration: .init(connectTimeout: .seconds(5), idleTimeout: .seconds(1)))
+                let client = Client(server: Server(baseURL: server.baseURL), transport: transport)
+                var iterator = try await client.send(Stream(path: "/stream-bytes/\(64 * 1_048_576)"))
+                    .makeAsyncIterator()
+                var read = try await iterator.next()?.count ?? 0
+                // Held back for 12 idle timeouts (the case under test): the read-ahead (320 KiB every half timeout)
+                // stops at its limit after about 7 s, and the idle timeout ends the connection then.
+                try await Task.sleep(for: .seconds(12))
+                let error = await expectCourierError {
+                    while let chunk = try await iterator.next() { read += chunk.count }
+                }
+                #expect(error?.code == .idleTimeout, "\(String(describing: error))")
+                #expect(error?.message?.contains("held back until 4 MiB were read ahead") == true)
+                // What was read ahead is handed out first: at least the limit, and bounded by it plus a step.
+                #expect(read >= 4 * 1_048_576 && read < 6 * 1_048_576, "\(read) bytes")
             }
         }
 

@@ -209,9 +209,7 @@ public final class URLSessionTransport: Transport {
         let headers = configuration.httpAdditionalHeaders ?? [:]
         configuration.httpAdditionalHeaders = nil
         // Every header a redirect to another origin strips (with the default `Redactor`): `X-Api-Key` too.
-        var credentials = Redactor.defaultSensitiveHeaderNames
-        credentials.formUnion([.authorization, .proxyAuthorization, .cookie])
-        if let cookie2 = HTTPField.Name("Cookie2") { credentials.insert(cookie2) }
+        let credentials = Redactor.default.originBoundHeaderNames
         return headers.compactMap { key, value in
             guard let text = key as? String, let name = HTTPField.Name(text), !credentials.contains(name),
                 let value = value as? String, HTTPField.isValidValue(value)

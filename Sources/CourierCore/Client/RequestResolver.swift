@@ -135,12 +135,6 @@ extension RequestResolver {
         return named.encodedHost ?? host
     }
 
-    /// The sensitive headers that never cross an origin change, besides the redactor's.
-    static let credentialHeaders: [HTTPField.Name] = [
-        .authorization, .proxyAuthorization, .cookie, HTTPField.Name("Cookie2"), .wwwAuthenticate,
-        .proxyAuthenticate,
-    ].compactMap { $0 }
-
     /// Resolves an absolute redirect target; the server's own headers are kept only on the server's origin.
     static func resolve(_ url: URL, serverHeadersFrom server: Server) throws -> OutgoingRequest {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
@@ -210,7 +204,6 @@ extension RequestResolver {
 
     /// Removes every credential header, and every header the redactor treats as sensitive.
     static func stripCredentials(from fields: inout HTTPFields, redactor: Redactor) {
-        for name in credentialHeaders { fields[name] = nil }
-        for name in redactor.sensitiveHeaderNames { fields[name] = nil }
+        for name in redactor.originBoundHeaderNames { fields[name] = nil }
     }
 }

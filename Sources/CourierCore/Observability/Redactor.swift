@@ -47,6 +47,19 @@ public struct Redactor: Hashable, Sendable {
         key.contains(where: { $0 == "_" || $0 == "-" }) ? key.filter { $0 != "_" && $0 != "-" } : key
     }
 
+    /// The sensitive headers that never cross an origin change, whatever the redactor.
+    private static let credentialHeaderNames: [HTTPField.Name] = [
+        .authorization, .proxyAuthorization, .cookie, HTTPField.Name("Cookie2"), .wwwAuthenticate,
+        .proxyAuthenticate,
+    ].compactMap { $0 }
+
+    /// The headers a redirect to another origin strips (`RequestResolver.stripCredentials`), and which a transport
+    /// must not add to every request on its own (URLSession's `httpAdditionalHeaders`): the credential headers and
+    /// this redactor's sensitive ones.
+    package var originBoundHeaderNames: Set<HTTPField.Name> {
+        sensitiveHeaderNames.union(Self.credentialHeaderNames)
+    }
+
     /// The default redactor: ``defaultSensitiveHeaderNames`` and ``defaultSensitiveQueryKeys``.
     public static let `default` = Redactor(
         sensitiveHeaderNames: defaultSensitiveHeaderNames,

@@ -87,13 +87,8 @@
                 return context.keepAlive ? .keepAlive : .close
             case "close-idle-after-response":
                 _ = try await context.json(["closing": true])
-                guard context.head.version.major >= 2, let parent = connection.channel.parent else {
-                    await connection.closeCleanly()
-                    return .closed
-                }
                 // Over HTTP/2, the connection, not the stream that has just ended.
-                await connection.drain()
-                _ = try? await parent.close().get()
+                await connection.closeConnectionCleanly(http2: context.head.version.major >= 2)
                 return .closed
             case "reset-stream":
                 if let announce = context.query("announce").flatMap(Int.init), announce >= 0 {

@@ -129,6 +129,13 @@
             _ = try? await channel.close().get()
         }
 
+        /// ``closeCleanly()`` of the whole TCP connection, also over HTTP/2 (`http2`), where it closes the stream's
+        /// parent rather than the stream.
+        func closeConnectionCleanly(http2: Bool) async {
+            await drain()
+            _ = try? await transportChannel(http2: http2).close().get()
+        }
+
         /// Waits for queued writes, then reads and discards what the client still sends until it closes, or for at
         /// most `limit`, and closes: the lingering close of nginx and Apache. Closing at once with unread bytes
         /// makes the kernel answer with a reset, and a reset can destroy a response the client has not read yet.

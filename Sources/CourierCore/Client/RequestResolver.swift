@@ -98,10 +98,11 @@ extension DefaultStringInterpolation {
     /// Interpolates `value` as exactly one percent-encoded path segment.
     ///
     /// `/`, `?`, `#`, `%`, `;` and every other character outside RFC 3986's segment characters are encoded, once:
-    /// `"/files/\(pathSegment: "../admin")"` is `/files/..%2Fadmin`, and `%2F` becomes `%252F`. A value that is
-    /// exactly `.` or `..` has no encoding a server will not read as a dot segment (RFC 3986 §6.2.2.2 makes `%2E`
-    /// equal to `.`), so it is encoded as `%2E` / `%2E%2E` and the call fails with ``CourierError/Code/invalidURL``
-    /// before anything is sent, rather than reaching the path's parent. An empty value would leave no segment at all
+    /// `"/files/\(pathSegment: "a/b")"` is `/files/a%2Fb`, and `%2F` becomes `%252F`. A value that is exactly `.`
+    /// or `..` has no encoding a server will not read as a dot segment (RFC 3986 §6.2.2.2 makes `%2E` equal to `.`),
+    /// so it is encoded as `%2E` / `%2E%2E` and the call fails with ``CourierError/Code/invalidURL`` before anything
+    /// is sent, rather than reaching the path's parent. So does a value with a `.` or `..` part between slashes
+    /// (`../admin`, `a/..`): nginx decodes `..%2Fadmin` into `../admin` before it resolves dot segments. An empty value would leave no segment at all
     /// (`/users//posts`, which servers that merge slashes route to `/users/posts`, or `/users/`, the collection): it
     /// is written `%00`, which the call refuses the same way.
     public mutating func appendInterpolation(pathSegment value: some CustomStringConvertible) {
@@ -141,7 +142,7 @@ extension RequestResolver {
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = wireHost(of: components), !host.isEmpty, host.utf8.allSatisfy(isHostByte),
             components.percentEncodedUser == nil, components.percentEncodedPassword == nil,
-            (0...65535).contains(components.port ?? 0)
+            components.port.map({ (1...65_535).contains($0) }) ?? true
         else {
             throw CourierError(code: .invalidRedirect, stage: .resolve, message: "the redirect target is not usable")
         }

@@ -71,15 +71,17 @@ enum RequestValidator {
         }
     }
 
-    /// What is wrong with a request target (path and query), or `nil`: a byte a request line cannot carry, or a
-    /// path segment that is a percent-encoded dot segment (`%2E`, `%2E%2E`, `.%2E`, `%2E.`). RFC 3986 §6.2.2.2 makes
-    /// `%2E` equivalent to `.`, and servers and proxies (nginx, Go's `ServeMux`, WHATWG URL parsers) resolve such a
-    /// segment like `..`: `\(pathSegment: "..")` would leave the path it was meant to stay in. One pass over the
-    /// bytes, which the byte check made anyway.
     /// What `\(pathSegment:)` writes for an empty value: a percent-encoded NUL, which no path carries on purpose,
     /// refused by ``problem(in:)``.
     static let emptySegmentMarker = "%00"
 
+    /// What is wrong with a request target (path and query), or `nil`: a byte a request line cannot carry, a path
+    /// segment that is a percent-encoded dot segment (`%2E`, `%2E%2E`, `.%2E`, `%2E.`), or a dot segment next to a
+    /// percent-encoded `/` or `\` (`..%2F`, `%2F..`, `%5C..`). RFC 3986 §6.2.2.2 makes `%2E` equivalent to `.`, and
+    /// servers and proxies (nginx, Go's `ServeMux`, WHATWG URL parsers) resolve such a segment like `..`; nginx also
+    /// decodes `%2F` before it resolves dot segments and matches its locations (and a `proxy_pass` with a URI
+    /// forwards the result): `\(pathSegment: "..")` or `\(pathSegment: "../admin")` would leave the path it was meant
+    /// to stay in. One pass over the bytes, which the byte check made anyway.
     @inline(never)
     static func problem(in target: String) -> String? {
         var target = target
@@ -87,16 +89,20 @@ enum RequestValidator {
             var dots = 0
             var encoded = false
             var other = false
+            // Whether the segment began after a percent-encoded separator (`%2F`, `%5C`).
+            var afterEncodedSeparator = false
             var inQuery = false
             var index = 0
-            // Whether the segment that just ended is an encoded dot segment; resets the segment's state.
-            func endsEncodedDotSegment() -> Bool {
-                defer { (dots, encoded, other) = (0, false, false) }
-                return encoded && !other && (dots == 1 || dots == 2)
+            // Whether the segment that just ended is a dot segment that servers decode into a real one (`%2E`, or
+            // `.` after `%2F`); resets the segment's state. `encodedSeparator`: it ends at `%2F` or `%5C`.
+            func endsEncodedDotSegment(encodedSeparator: Bool = false) -> Bool {
+                defer { (dots, encoded, other, afterEncodedSeparator) = (0, false, false, encodedSeparator) }
+                return (encoded || encodedSeparator || afterEncodedSeparator) && !other && (dots == 1 || dots == 2)
             }
             let dotSegment =
-                "the path has a percent-encoded dot segment (%2E or %2E%2E), which servers resolve as "
-                + "'.' or '..': a pathSegment value of '.' or '..' cannot be sent"
+                "the path has a percent-encoded dot segment (%2E or %2E%2E), or a dot segment next to a "
+                + "percent-encoded '/' or '\\' (..%2F, %2F.., %5C..), which servers decode and resolve as '.' or "
+                + "'..': a pathSegment value of '.' or '..', or one with '../' in it, cannot be sent"
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") {
@@ -115,6 +121,14 @@ enum RequestValidator {
                     && (bytes[index + 1] == UInt8(ascii: "E") || bytes[index + 1] == UInt8(ascii: "e")):
                     dots += 1
                     encoded = true
+                    index += 2
+                case UInt8(ascii: "%")
+                where index + 1 < bytes.count
+                    && ((bytes[index] == UInt8(ascii: "2")
+                        && (bytes[index + 1] == UInt8(ascii: "F") || bytes[index + 1] == UInt8(ascii: "f")))
+                        || (bytes[index] == UInt8(ascii: "5")
+                            && (bytes[index + 1] == UInt8(ascii: "C") || bytes[index + 1] == UInt8(ascii: "c")))):
+                    if endsEncodedDotSegment(encodedSeparator: true) { return dotSegment }
                     index += 2
                 case UInt8(ascii: "%")
                 where index + 1 < bytes.count && bytes[index] == UInt8(ascii: "0")
@@ -239,7 +253,8 @@ enum RequestValidator {
         guard first == UInt8(ascii: ":"), (1...5).contains(digits.count),
             digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { return false }
-        return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 65535
+        // Port 0 is no port a server listens on: a connection to it fails as if the server were down, and is retried.
+        return (1...65_535).contains(digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) })
     }
 
     /// What is wrong with an authority that has a byte no host or port has: userinfo (`user:password@`, left out of
@@ -253,7 +268,7 @@ enum RequestValidator {
         let shown = authority.filter { $0.isASCII && !$0.isWhitespace && $0 != "\0" }
         let bytes = Array(authority.utf8)
         guard let index = bytes.firstIndex(where: { !RequestResolver.isHostByte($0) }) else {
-            return invalidURL("the authority '\(shown)' has a port that is not a number from 0 to 65535")
+            return invalidURL("the authority '\(shown)' has a port that is not a number from 1 to 65535")
         }
         let byte = String(bytes[index], radix: 16, uppercase: true)
         return invalidURL(

@@ -30,9 +30,9 @@ public protocol Request: Sendable {
     ///
     /// Characters that cannot appear in a path (space, `?`, `#`, control characters, non-ASCII) are
     /// percent-encoded exactly once; a valid `%XX` triplet is kept as written. Interpolate values that must stay
-    /// one segment with `\(pathSegment: value)`, so `../admin` becomes `..%2Fadmin` (and a value of `.`, `..` or
-    /// nothing at all fails the call with ``CourierError/Code/invalidURL``). The query goes in ``query``, never in
-    /// the path.
+    /// one segment with `\(pathSegment: value)`, so `a/b` becomes `a%2Fb` (and a value of `.`, `..`, one with a
+    /// `..` part such as `../admin`, or nothing at all fails the call with ``CourierError/Code/invalidURL``). The
+    /// query goes in ``query``, never in the path.
     var path: String { get }
 
     /// Query parameters, encoded with the client's query encoder. Default: none.

@@ -162,6 +162,7 @@ struct RequestValidationTests {
         arguments: [
             "api.example.com/admin", "api.example.com evil", "api.example.com?x", "api.example.com#f", "a\u{7F}b",
             "api.example.com:evil", "api.example.com:1:2", "api.example.com:65536", "api.example.com:", "[::1]x",
+            "api.example.com:0",
         ])
     func invalidAuthorityFromAdapter(authority: String) async throws {
         let probe = AdapterFixtures.probe(adapters: [AdapterFixtures.retarget(authority: authority)])
@@ -175,8 +176,9 @@ struct RequestValidationTests {
     // MARK: - Rows 12–13: path parameters and literal paths
 
     static let pathSegments: [(value: String, encoded: String)] = [
-        ("../admin", "..%2Fadmin"),
         ("a/b", "a%2Fb"),
+        ("a/.../b", "a%2F...%2Fb"),
+        (".hidden/..x", ".hidden%2F..x"),
         ("%2F", "%252F"),
         ("%252F", "%25252F"),
         ("100%", "100%25"),
@@ -185,7 +187,6 @@ struct RequestValidationTests {
         ("#y", "%23y"),
         ("a\r\nHost: evil.com", "a%0D%0AHost:%20evil.com"),
         ("é", "%C3%A9"),
-        ("\\..\\", "%5C..%5C"),
         ("!$&'()*+,;=:@", "!$&'()*+,%3B=:@"),
         ("..;", "..%3B"),
         ("bob;x=1", "bob%3Bx=1"),
@@ -204,9 +205,9 @@ struct RequestValidationTests {
     @Test("a pathSegment value lands under the base URL's path prefix")
     func pathSegmentUnderBasePath() async throws {
         let sent = try await send(
-            AdapterFixtures.probe(path: "/users/\(pathSegment: "../admin")"),
+            AdapterFixtures.probe(path: "/users/\(pathSegment: "a/b")"),
             baseURL: try #require(URL(string: "https://api.example.com/v1/")))
-        #expect(sent.head.path == "/v1/users/..%2Fadmin")
+        #expect(sent.head.path == "/v1/users/a%2Fb")
     }
 
     @Test("a base URL made relative to another (URL(string:relativeTo:)) is resolved against it")
@@ -239,6 +240,9 @@ struct RequestValidationTests {
         arguments: [
             "/users/\(pathSegment: ".")/profile", "/users/\(pathSegment: "..")/profile", "/a/%2e%2E", "/a/.%2E/b",
             "/a/%2E./b",
+            // nginx decodes %2F (and %5C) before it resolves dot segments: these reach the parent path there.
+            "/files/\(pathSegment: "../admin")", "/files/\(pathSegment: "a/..")/x", "/files/\(pathSegment: "./x")",
+            "/files/\(pathSegment: "a/../../etc")", "/files/\(pathSegment: #"\..\"#)", "/a/..%2f", "/a/%5c..",
         ])
     func dotSegments(path: String) async throws {
         let error = await expectCourierError { try await send(AdapterFixtures.probe(path: path)) }

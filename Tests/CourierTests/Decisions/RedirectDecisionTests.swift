@@ -193,17 +193,19 @@ struct RedirectDecisionTests {
         #expect(requests.dropFirst().allSatisfy { $0.head.headerFields[.contentType] == nil })
     }
 
-    @Test("a redirect to a port past 65535 is invalidRedirect at resolve; nothing more is sent")
-    func redirectToAnImpossiblePort() async throws {
+    @Test(
+        "a redirect to port 0 or a port past 65535 is invalidRedirect at resolve; nothing more is sent",
+        arguments: [70000, 0])
+    func redirectToAnImpossiblePort(port: Int) async throws {
         let (client, mock) = Self.client()
-        mock.stub(.get, "/start", with: Self.redirect(to: "https://cdn.test:70000/file"))
+        mock.stub(.get, "/start", with: Self.redirect(to: "https://cdn.test:\(port)/file"))
         let error = await expectCourierError { try await client.send(Self.probe()) }
         #expect(error?.code == .invalidRedirect)
         #expect(error?.stage == .resolve)
         #expect(mock.recordedRequests.count == 1)
         // The 3xx that led there stays on the error (it was cleared as the next attempt began, before its failure).
         #expect(error?.response?.status.code == 302)
-        #expect(error?.response?.headerFields[.location] == "https://cdn.test:70000/file")
+        #expect(error?.response?.headerFields[.location] == "https://cdn.test:\(port)/file")
     }
 
     @Test("a Host header of the request goes after a redirect to another origin; the call follows it")
@@ -296,7 +298,7 @@ struct RedirectDecisionTests {
 
     @Test(
         "a redirect to a path with an encoded dot segment or NUL is invalidRedirect, not the caller's invalidURL",
-        arguments: ["/files/%2e%2e/admin", "/files/%2E/x", "/k/%00"])
+        arguments: ["/files/%2e%2e/admin", "/files/%2E/x", "/k/%00", "/files/..%2Fadmin"])
     func encodedDotSegmentTargetRefused(location: String) async throws {
         let (client, mock) = Self.client()
         mock.stub(.get, "/start", with: Self.redirect(to: location))

@@ -29,15 +29,16 @@ struct UploadSpool: Sendable {
     /// Writes `body` into a new file in `directory`.
     ///
     /// - Throws: `CancellationError`; `CourierError.Code.transportFailed` when reading the body fails (the body's
-    ///   error underneath) or the file cannot be written (a full disk); `CourierError.Code.invalidBody` when the
-    ///   body's length is known and it produced another number of bytes. The file is removed when writing fails.
+    ///   error underneath); `CourierError.Code.fileWriteFailed` when the file cannot be created or written (a full
+    ///   disk); `CourierError.Code.invalidBody` when the body's length is known and it produced another number of
+    ///   bytes. The file is removed when writing fails.
     static func write(_ body: MessageBody, in directory: URL) async throws -> UploadSpool {
         let url = directory.appendingPathComponent("courier-upload-\(UUID().uuidString)")
         // Created readable and writable by this user only, from the start (a new file: never one that exists).
         let descriptor = open(url.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw CourierError(
-                code: .transportFailed,
+                code: .fileWriteFailed,
                 stage: .transport,
                 message: "cannot create a temporary file for the streamed request body in \(directory.path) "
                     + "(errno \(errno))"
@@ -91,7 +92,7 @@ struct UploadSpool: Sendable {
                 } catch {
                     continuation.resume(
                         throwing: CourierError(
-                            code: .transportFailed,
+                            code: .fileWriteFailed,
                             stage: .transport,
                             message: "writing the streamed request body to a temporary file failed (\(url.path))",
                             underlyingError: error

@@ -42,13 +42,19 @@ public struct ValidateStatusDecision<APIError: Decodable & Error>: Decision {
     /// acceptable or not (1 % of a call, issue #17).
     private static func failure(for response: ReceivedResponse, decoder: JSONDecoder) -> CourierError {
         var apiError: APIError?
+        // Why the body is not the API's error, for the developer: a type that does not match, or no JSON at all.
+        var undecoded = ""
         if APIError.self != NoAPIError.self, !response.body.isEmpty {
-            apiError = try? decoder.decode(APIError.self, from: response.body)
+            do {
+                apiError = try decoder.decode(APIError.self, from: response.body)
+            } catch {
+                undecoded = "; its body does not decode as \(APIError.self) (\(DecodingErrorDescription(error)))"
+            }
         }
         return CourierError(
             code: .unacceptableStatus,
             stage: .decide,
-            message: "the server answered \(StatusText.describe(response.status))",
+            message: "the server answered \(StatusText.describe(response.status))\(undecoded)",
             response: response.head,
             underlyingError: apiError
         )

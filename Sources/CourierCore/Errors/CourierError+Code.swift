@@ -18,6 +18,7 @@ extension CourierError {
             case proxyAuthenticationRequired, proxyFailed
             case clientAuthenticationFailed, scopeRejected
             case eventTooLarge, lineTooLarge, reconnectLimit
+            case fileWriteFailed
         }
 
         private let base: Base
@@ -146,5 +147,9 @@ extension CourierError {
         public static let lineTooLarge = Code(.lineTooLarge)
         /// A stream that reconnects (Server-Sent Events) gave up after using its whole reconnection budget.
         public static let reconnectLimit = Code(.reconnectLimit)
+        /// A file on this device could not be created or written: a download's destination (``DownloadParser``) or
+        /// a streamed upload's temporary copy, in a folder that is missing or read-only, or on a full disk. The
+        /// server is not at fault, and trying again does not help until the cause is fixed. Never retried.
+        public static let fileWriteFailed = Code(.fileWriteFailed)
     }
 }

@@ -36,7 +36,7 @@ extension ErrorMessageProvider {
         public static let serverUnavailable = Kind(.serverUnavailable)
         /// The server failed (500 and other 5xx).
         public static let serverError = Kind(.serverError)
-        /// The user must sign in again (401, a refresh that failed for good).
+        /// The user must sign in again (401 to a request that carried a credential, a refresh that failed for good).
         public static let sessionExpired = Kind(.sessionExpired)
         /// The user may not do this (403).
         public static let forbidden = Kind(.forbidden)
@@ -54,7 +54,8 @@ extension ErrorMessageProvider {
         public static let responseTooLarge = Kind(.responseTooLarge)
         /// The connection would not be secure (a redirect from https to http).
         public static let insecureConnection = Kind(.insecureConnection)
-        /// The request could not be made or was refused (other 4xx, a request the app built wrong).
+        /// The request could not be made or was refused (other 4xx, a 401 to a request without a credential such
+        /// as a sign-in with a wrong password, a request the app built wrong).
         public static let requestFailed = Kind(.requestFailed)
         /// The request was cancelled.
         public static let cancelled = Kind(.cancelled)

@@ -107,9 +107,26 @@ public struct ErrorMessageProvider: Sendable {
         if error is CancellationError { return .cancelled }
         guard let error = error as? CourierError else { return .unknown }
         if error.code == .unacceptableStatus {
-            return error.response.map { kind(forStatus: $0.status.code) } ?? .requestFailed
+            guard let status = error.response?.status.code else { return .requestFailed }
+            if status == 401, let request = error.request, !carriesCredential(request) {
+                // Nothing was signed in to expire: a sign-in with a wrong password, a public endpoint.
+                return .requestFailed
+            }
+            return kind(forStatus: status)
         }
         return kind(for: error.code)
+    }
+
+    /// Whether `request` (as an error keeps it: redacted) carried a credential: a credential header, or a header or
+    /// query value the client's redactor hid.
+    private static func carriesCredential(_ request: HTTPRequest) -> Bool {
+        let credentialNames = Redactor.default.originBoundHeaderNames
+        if request.headerFields.contains(where: {
+            credentialNames.contains($0.name) || $0.value.contains(Redactor.placeholder)
+        }) {
+            return true
+        }
+        return request.path?.contains(Redactor.placeholder) ?? false
     }
 
     /// The catalogue entry for a code (``CourierError/Code/unacceptableStatus`` without a status: `requestFailed`).
@@ -130,6 +147,8 @@ public struct ErrorMessageProvider: Sendable {
         // The session goes on: the device could not keep the credential, or the storm guard paused renewals.
         // Signing in again is neither needed nor a remedy.
         case .excessiveRefresh, .credentialStoreFailed: .unknown
+        // A full disk or a missing folder on the device: not the server, and not a connection to try again.
+        case .fileWriteFailed: .unknown
         case .bodyTooLarge, .decompressionLimit, .eventTooLarge, .lineTooLarge: .responseTooLarge
         case .reconnectLimit: .connectionLost
         case .clientAuthenticationFailed, .scopeRejected: .requestFailed
@@ -144,7 +163,8 @@ public struct ErrorMessageProvider: Sendable {
         }
     }
 
-    /// The catalogue entry for an HTTP status the decisions did not accept.
+    /// The catalogue entry for an HTTP status the decisions did not accept (``kind(for:)`` makes a 401 to a request
+    /// that carried no credential `requestFailed`).
     public static func kind(forStatus status: Int) -> Kind {
         switch status {
         case 401: .sessionExpired

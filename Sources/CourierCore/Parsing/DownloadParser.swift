@@ -58,7 +58,7 @@ public struct DownloadParser: StreamingResponseParser {
 
     /// Writes the body to ``destination``.
     ///
-    /// - Throws: ``CourierError/Code/transportFailed`` (stage `.parse`) when the file cannot be written; any
+    /// - Throws: ``CourierError/Code/fileWriteFailed`` (stage `.parse`) when the file cannot be written; any
     ///   error reading the body; `CancellationError`.
     public func parse(_ head: HTTPResponse, body: MessageBody, context: ParseContext) async throws -> DownloadedFile {
         let directory = destination.deletingLastPathComponent()
@@ -91,6 +91,6 @@ public struct DownloadParser: StreamingResponseParser {
     }
 
     private static func fileError(_ message: String, _ underlying: (any Error)?) -> CourierError {
-        CourierError(code: .transportFailed, stage: .parse, message: message, underlyingError: underlying)
+        CourierError(code: .fileWriteFailed, stage: .parse, message: message, underlyingError: underlying)
     }
 }

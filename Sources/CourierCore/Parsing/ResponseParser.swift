@@ -49,10 +49,14 @@ public struct JSONParser<Output: Decodable & Sendable>: ResponseParser {
 
     /// Decodes the body.
     ///
+    /// An empty body is `nil` when `Output` is optional (`User?` answered by `204 No Content`), and an error for
+    /// any other type.
+    ///
     /// - Throws: ``CourierError/Code/decodingFailed`` for an empty or malformed body, or one that does not match
     ///   `Output`; the message names the coding path.
     public func parse(_ response: ReceivedResponse, context: ParseContext) throws -> Output {
         guard !response.body.isEmpty else {
+            if let empty = (Output.self as? any EmptyBodyOptional.Type)?.emptyBodyValue as? Output { return empty }
             throw CourierError(
                 code: .decodingFailed,
                 stage: .parse,
@@ -81,6 +85,15 @@ public struct JSONParser<Output: Decodable & Sendable>: ResponseParser {
     }
 }
 
+/// An optional type, whose value for an empty body is `nil` (``JSONParser``).
+private protocol EmptyBodyOptional {
+    static var emptyBodyValue: Self { get }
+}
+
+extension Optional: EmptyBodyOptional {
+    fileprivate static var emptyBodyValue: Self { nil }
+}
+
 /// Returns the body's bytes as they arrived.
 public struct DataParser: ResponseParser {
     /// Creates a data parser.
@@ -93,7 +106,8 @@ public struct DataParser: ResponseParser {
 /// Decodes the body as text, in the charset its `Content-Type` names (UTF-8 when none; ISO-8859-1, US-ASCII,
 /// Windows-1252, UTF-16 and UTF-32, with or without their byte order, are understood). A body in another charset
 /// decodes only when it is plain ASCII, which every such charset shares; otherwise the parse fails, rather than
-/// reading its bytes as UTF-8.
+/// reading its bytes as UTF-8. A UTF-8 or UTF-16 byte order mark names the encoding whatever the label says, as
+/// browsers decode, and is not part of the text.
 public struct StringParser: ResponseParser {
     /// Creates a string parser.
     public init() {}
@@ -104,31 +118,30 @@ public struct StringParser: ResponseParser {
     public func parse(_ response: ReceivedResponse, context: ParseContext) throws -> String {
         let charset = Self.charset(of: response.head.headerFields[.contentType])
         let encoding: String.Encoding
-        switch charset {
-        case nil, "utf-8", "utf8": encoding = .utf8
-        case "iso-8859-1", "latin1", "iso_8859-1", "l1", "iso8859-1": encoding = .isoLatin1
-        case "us-ascii", "ascii": encoding = .ascii
-        case "windows-1252", "cp1252": encoding = .windowsCP1252
-        case "utf-16": encoding = .utf16
-        case "utf-16le": encoding = .utf16LittleEndian
-        case "utf-16be": encoding = .utf16BigEndian
-        case "utf-32": encoding = .utf32
-        case "utf-32le": encoding = .utf32LittleEndian
-        case "utf-32be": encoding = .utf32BigEndian
-        case let other?:
+        var body = response.body
+        if !(charset?.hasPrefix("utf-32") ?? false), let marked = Self.byteOrderMark(of: body) {
+            // A byte order mark names the encoding whatever the label says, as browsers decode (WHATWG Encoding,
+            // "decode"); UTF-8's is not text, and String(data:encoding:) would keep it as U+FEFF.
+            encoding = marked
+            if marked == .utf8 { body = body.dropFirst(3) }
+        } else if let known = charset.map(Self.encoding(named:)) ?? .utf8 {
+            encoding = known
+        } else {
             // ASCII without NUL reads the same in every charset a server labels text with; anything else would
             // be guessed (UTF-16 "hi" is valid UTF-8 "h\0i\0").
-            guard response.body.allSatisfy({ (0x01...0x7F).contains($0) }) else {
+            guard body.allSatisfy({ (0x01...0x7F).contains($0) }) else {
                 throw CourierError(
                     code: .decodingFailed,
                     stage: .parse,
-                    message: "the body's charset \"\(other.prefix(40))\" is not one StringParser decodes "
+                    message: "the body's charset \"\((charset ?? "").prefix(40))\" is not one StringParser decodes "
                         + "(UTF-8, ISO-8859-1, US-ASCII, Windows-1252, UTF-16, UTF-32)"
                 )
             }
             encoding = .ascii
         }
-        guard let text = String(data: response.body, encoding: encoding) else {
+        // An odd byte after UTF-16 units is no text (Foundation drops it, or the whole body, without a word).
+        let unit = [.utf16, .utf16LittleEndian, .utf16BigEndian].contains(encoding) ? 2 : 1
+        guard body.count % unit == 0, let text = String(data: body, encoding: encoding) else {
             throw CourierError(
                 code: .decodingFailed,
                 stage: .parse,
@@ -136,6 +149,31 @@ public struct StringParser: ResponseParser {
             )
         }
         return text
+    }
+
+    /// The encoding a body's byte order mark names (UTF-8 `EF BB BF`, UTF-16 `FE FF` or `FF FE`), or `nil`.
+    private static func byteOrderMark(of body: Data) -> String.Encoding? {
+        let start = body.prefix(3)
+        if start.elementsEqual([0xEF, 0xBB, 0xBF]) { return .utf8 }
+        if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) { return .utf16 }
+        return nil
+    }
+
+    /// The encoding of a charset name (lowercased, as ``charset(of:)`` returns it), or `nil` for one not known here.
+    static func encoding(named charset: String) -> String.Encoding? {
+        switch charset {
+        case "utf-8", "utf8": .utf8
+        case "iso-8859-1", "latin1", "iso_8859-1", "l1", "iso8859-1": .isoLatin1
+        case "us-ascii", "ascii": .ascii
+        case "windows-1252", "cp1252": .windowsCP1252
+        case "utf-16": .utf16
+        case "utf-16le": .utf16LittleEndian
+        case "utf-16be": .utf16BigEndian
+        case "utf-32": .utf32
+        case "utf-32le": .utf32LittleEndian
+        case "utf-32be": .utf32BigEndian
+        default: nil
+        }
     }
 
     static func charset(of contentType: String?) -> String? {

@@ -37,11 +37,41 @@ public struct RequestBody: Sendable {
         RequestBody(kind: .bytes(MessageBody(data), contentType: contentType))
     }
 
-    /// UTF-8 text (`text/plain; charset=utf-8` unless another content type is given). A `text/*` type without a
-    /// `charset` gets `; charset=utf-8`: such a type means US-ASCII otherwise (RFC 2046 §4.1.2), and servers decode
-    /// it as ISO-8859-1, turning `é` into `Ã©`.
+    /// Text in the charset `contentType` names: UTF-8 (`text/plain; charset=utf-8`) unless another content type is
+    /// given. A `text/*` type without a `charset` gets `; charset=utf-8`: such a type means US-ASCII otherwise
+    /// (RFC 2046 §4.1.2), and servers decode it as ISO-8859-1, turning `é` into `Ã©`.
+    ///
+    /// Another charset (ISO-8859-1, US-ASCII, Windows-1252, UTF-16, UTF-32) encodes the text in it, as labelled; a
+    /// character it cannot encode fails the call with ``CourierError/Code/encodingFailed`` before anything is sent,
+    /// rather than sending UTF-8 bytes under its label. A charset Courier does not know takes plain ASCII text only.
     public static func text(_ text: String, contentType: String = "text/plain; charset=utf-8") -> RequestBody {
-        RequestBody(kind: .bytes(MessageBody(Array(text.utf8)), contentType: labelledUTF8(contentType)))
+        guard let charset = StringParser.charset(of: contentType), charset != "utf-8", charset != "utf8" else {
+            return RequestBody(kind: .bytes(MessageBody(Array(text.utf8)), contentType: labelledUTF8(contentType)))
+        }
+        return RequestBody(kind: .deferred { try encoded(text, in: charset, contentType: contentType) })
+    }
+
+    /// `text` in `charset`, labelled `contentType`; ``CourierError/Code/encodingFailed`` for a character `charset`
+    /// has not.
+    private static func encoded(_ text: String, in charset: String, contentType: String) throws -> RequestBody {
+        let bytes: Data?
+        if let encoding = StringParser.encoding(named: charset) {
+            bytes = text.data(using: encoding, allowLossyConversion: false)
+        } else {
+            // ASCII without NUL is the same in every charset a server labels text with, as StringParser reads it.
+            bytes = text.utf8.allSatisfy { (0x01...0x7F).contains($0) } ? Data(text.utf8) : nil
+        }
+        guard let bytes else {
+            throw CourierError(
+                code: .encodingFailed,
+                stage: .adapt,
+                message: "the text body has characters its charset \"\(charset.prefix(40))\" cannot encode"
+                    + (StringParser.encoding(named: charset) == nil
+                        ? " (Courier encodes only plain ASCII in a charset other than UTF-8, ISO-8859-1, US-ASCII, "
+                            + "Windows-1252, UTF-16 and UTF-32)" : "")
+            )
+        }
+        return .bytes(bytes, contentType: contentType)
     }
 
     /// `contentType`, with `; charset=utf-8` when it is a `text/*` type without a charset.

@@ -159,6 +159,37 @@ struct BodyEncodingAdapterTests {
         }
     }
 
+    @Test(
+        "text in another charset is encoded in it, as labelled",
+        arguments: [
+            ("text/plain; charset=iso-8859-1", "café", [0x63, 0x61, 0x66, 0xE9]),
+            ("text/plain; charset=\"Windows-1252\"", "€1", [0x80, 0x31]),
+            ("text/plain; charset=utf-16be", "hi", [0x00, 0x68, 0x00, 0x69]),
+            ("text/plain; charset=us-ascii", "ok", [0x6F, 0x6B]),
+            ("text/plain; charset=koi8-r", "ok", [0x6F, 0x6B]),
+            ("text/plain; charset=UTF8", "é", [0xC3, 0xA9]),
+        ] as [(String, String, [UInt8])])
+    func textInItsCharset(contentType: String, text: String, bytes: [UInt8]) async throws {
+        let adapted = try await BodyEncodingAdapter(.text(text, contentType: contentType)).adapt(
+            AdapterFixtures.outgoing(method: .post), context: AdapterFixtures.context())
+        #expect(try await adapted.body?.collect(upTo: .max) == Data(bytes))
+        #expect(adapted.head.headerFields[.contentType] == contentType)
+    }
+
+    @Test(
+        "text its charset cannot encode fails with encodingFailed at adapt; nothing is sent",
+        arguments: [("iso-8859-1", "€"), ("us-ascii", "é"), ("koi8-r", "é")])
+    func textItsCharsetCannotEncode(charset: String, text: String) async throws {
+        let (client, mock) = Fixtures.client()
+        let error = await expectCourierError {
+            try await client.send(
+                AdapterFixtures.probe(method: .post, body: .text(text, contentType: "text/plain; charset=\(charset)")))
+        }
+        #expect(error?.code == .encodingFailed && error?.stage == .adapt, "\(String(describing: error))")
+        #expect(error?.message?.contains(charset) == true, "\(String(describing: error))")
+        #expect(mock.recordedRequests.isEmpty)
+    }
+
     @Test("a stream body is passed through one-shot with its content type")
     func streamDirectly() async throws {
         let stream = AdapterFixtures.stream(["ab", "cd"], length: .unknown)

@@ -73,6 +73,21 @@ struct TransferTests {
         #expect(try Data(contentsOf: destination) == payload)
     }
 
+    @Test("a download whose folder is missing fails with fileWriteFailed at parse, not as an unreachable server")
+    func downloadIntoAMissingFolder() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/file", with: MockResponse(body: Data([1, 2, 3])))
+        let destination = Self.temporaryURL().appendingPathComponent("file.bin")
+
+        let error = await expectCourierError { try await client.send(Download(destination: destination)) }
+        #expect(error?.code == .fileWriteFailed && error?.stage == .parse, "\(String(describing: error))")
+        #expect(error?.message?.contains("could not create") == true, "\(String(describing: error))")
+        // The user is not told the server is down (an offline banner would misfire).
+        #expect(error.map(ErrorMessageProvider.kind(for:)) == .unknown)
+        #expect(!FileManager.default.fileExists(atPath: destination.deletingLastPathComponent().path))
+        #expect(mock.recordedRequests.count == 1)
+    }
+
     @Test("a destination name of 240 bytes, under the file system's 255, downloads")
     func longDestinationName() async throws {
         let (client, mock) = Fixtures.client()

@@ -69,6 +69,19 @@ struct ValidateStatusDecisionTests {
         #expect(error.code == .unacceptableStatus)
         #expect(error.underlyingError == nil)
         #expect(error.response?.status.code == 403)
+        // The message says why the body is not the API's error (not for an empty body, which has nothing to say).
+        #expect(error.message?.contains("does not decode as APIError") == !body.isEmpty, "\(error.message ?? "")")
+    }
+
+    @Test("a body that does not decode as APIError names the missing key in the message")
+    func undecodedAPIErrorIsExplained() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .json(raw: #"{"code":422,"message":"x"}"#, status: 422))
+        let probe = DecisionFixtures.textProbe(decisions: [.validateStatus(decoding: APIError.self)])
+        let error = try #require(await expectCourierError { try await client.send(probe) })
+        let message = error.message ?? ""
+        #expect(message.hasPrefix("the server answered 422"), "\(message)")
+        #expect(message.contains("APIError") && message.contains("'reason'"), "\(message)")
     }
 
     @Test("the error body is decoded with the client's JSON decoder")

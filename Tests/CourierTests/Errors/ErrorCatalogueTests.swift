@@ -83,6 +83,7 @@ struct ErrorCatalogueTests {
             // The session goes on: "sign in again" would be false, and trying later does not fix proxy credentials.
             (CourierError(code: .credentialStoreFailed, stage: .adapt), .unknown),
             (CourierError(code: .excessiveRefresh, stage: .adapt), .unknown),
+            (CourierError(code: .fileWriteFailed, stage: .parse), .unknown),
             (CourierError(code: .proxyAuthenticationRequired, stage: .transport), .requestFailed),
             (CourierError(code: .missingCredential, stage: .adapt), .sessionExpired),
         ])
@@ -163,6 +164,28 @@ struct ErrorCatalogueTests {
             provider.message(for: CourierError(code: .unacceptableStatus, stage: .decide, response: head))
                 == "Slow down for 10 seconds.")
         #expect(provider.message(for: Self.status(429)) == "Slow down for a moment.")
+    }
+
+    @Test(
+        "a 401 is sessionExpired only when the request carried a credential (a sign-in with a wrong password is not)",
+        arguments: [
+            ([:], "/sessions", ErrorMessageProvider.Kind.requestFailed),
+            (["Content-Type": "application/json"], "/sessions", .requestFailed),
+            (["Authorization": "<redacted>"], "/me", .sessionExpired),
+            (["Cookie": "<redacted>"], "/me", .sessionExpired),
+            // A credential header the client's redactor hides, and an API key in the query.
+            (["X-Session": "<redacted>"], "/me", .sessionExpired),
+            ([:], "/me?api_key=<redacted>", .sessionExpired),
+        ] as [([String: String], String, ErrorMessageProvider.Kind)])
+    func unauthorizedWithoutCredential(headers: [String: String], path: String, kind: ErrorMessageProvider.Kind) {
+        var fields = HTTPFields()
+        for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
+        let request = HTTPRequest(
+            method: .post, scheme: "https", authority: "api.example.com", path: path, headerFields: fields)
+        let error = CourierError(
+            code: .unacceptableStatus, stage: .decide, request: request, response: HTTPResponse(status: .unauthorized))
+        #expect(ErrorMessageProvider.kind(for: error) == kind)
+        #expect(ErrorMessageProvider().message(for: error) == kind.english)
     }
 
     private static func status(_ code: Int) -> CourierError {

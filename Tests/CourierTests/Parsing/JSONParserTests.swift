@@ -83,6 +83,18 @@ struct JSONParserTests {
         #expect(error.message == "the body is empty, expected JSON for Account")
     }
 
+    @Test("an empty body is nil for an optional response (a 204 to `Account?`); a JSON null too; a body still decodes")
+    func emptyBodyOptional() async throws {
+        #expect(try Self.parse("", as: Account?.self) == nil)
+        #expect(try Self.parse("null", as: Account?.self) == nil)
+        #expect(try Self.parse(#"{"userName":"ada"}"#, as: Account?.self) == Account(userName: "ada"))
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .status(204))
+        let value = try await client.send(DecisionFixtures.jsonProbe(Account?.self))
+        #expect(value == nil)
+        #expect(mock.recordedRequests.count == 1)
+    }
+
     @Test("an empty body through the client reports the request, the trace and the parse stage")
     func emptyBodyThroughClient() async throws {
         let (client, mock) = Fixtures.client()

@@ -45,6 +45,21 @@ struct StringParserTests {
         #expect(try Self.parse(bytes, contentType: "text/plain; charset=\(charset)") == text)
     }
 
+    @Test(
+        "a byte order mark names the encoding whatever the label, and is not part of the text",
+        arguments: [
+            (nil, [0xEF, 0xBB, 0xBF, 0x4F, 0x4B], "OK"),
+            ("text/plain; charset=utf-8", [0xEF, 0xBB, 0xBF, 0x4F, 0x4B], "OK"),
+            ("text/plain; charset=iso-8859-1", [0xEF, 0xBB, 0xBF, 0x63, 0x61, 0x66, 0xC3, 0xA9], "café"),
+            (nil, [0xFF, 0xFE, 0x68, 0x00], "h"),
+            (nil, [0xFE, 0xFF, 0x00, 0x68], "h"),
+            ("text/plain; charset=utf-16le", [0xFF, 0xFE, 0x68, 0x00, 0x69, 0x00], "hi"),
+            ("text/plain; charset=koi8-r", [0xEF, 0xBB, 0xBF, 0x4F, 0x4B], "OK"),
+        ] as [(String?, [UInt8], String)])
+    func byteOrderMark(contentType: String?, bytes: [UInt8], text: String) throws {
+        #expect(try Self.parse(bytes, contentType: contentType) == text)
+    }
+
     @Test("a charset StringParser does not know decodes plain ASCII, and fails on anything else instead of guessing")
     func unknownCharset() throws {
         #expect(try Self.parse(Array("plain".utf8), contentType: "text/plain; charset=iso-8859-15") == "plain")

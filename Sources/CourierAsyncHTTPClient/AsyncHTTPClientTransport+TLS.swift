@@ -159,7 +159,19 @@
                 switch options.trust {
                 case .system: break
                 case .systemAnd: configuration.additionalTrustRoots += [.certificates(extra)]
-                case .only: configuration.trustRoots = .certificates(extra)
+                case .only:
+                    // Only these: also none of the base configuration's additional roots.
+                    configuration.trustRoots = .certificates(extra)
+                    configuration.additionalTrustRoots = []
+                }
+                // Options that say what to trust are checked even on a base configuration that checks nothing
+                // (`certificateVerification = .none` in `init(clientConfiguration:)`): applied on top, never
+                // ignored. A pinned host also gets its name checked, or any certificate under its pinned root
+                // would do for it.
+                if options.pinSet(for: host) != nil {
+                    configuration.certificateVerification = .fullVerification
+                } else if options.trust != .system, configuration.certificateVerification == .none {
+                    configuration.certificateVerification = .fullVerification
                 }
                 if let pinSet = options.pinSet(for: host) {
                     var candidates = extra
@@ -188,6 +200,7 @@
                     configuration.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(chain.utf8))
                         .map { .certificate($0) }
                     configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(key.utf8), format: .pem))
+                    try checkKeyPair(of: configuration)
                 }
             } catch let error as CourierError {
                 throw error
@@ -200,6 +213,28 @@
                 )
             }
             return configuration
+        }
+
+        /// Throws ``CourierError/Code/invalidConfiguration`` when the client certificate's key is not its private
+        /// key's. BoringSSL finds out only as AsyncHTTPClient builds a connection's context, and a failure there
+        /// came back as a connection that could not be made, which was retried. A context with the identity alone
+        /// (no roots to load) checks the pair, once per options and host (the configurations are cached).
+        private static func checkKeyPair(of configuration: TLSConfiguration) throws(CourierError) {
+            var identity = TLSConfiguration.makeClientConfiguration()
+            identity.trustRoots = .certificates([])
+            identity.certificateChain = configuration.certificateChain
+            identity.privateKey = configuration.privateKey
+            do {
+                _ = try NIOSSLContext(configuration: identity)
+            } catch {
+                throw CourierError(
+                    code: .invalidConfiguration,
+                    stage: .transport,
+                    message: "the client certificate does not belong to its private key (TLSOptions.clientIdentity: "
+                        + "the chain's first certificate must be the key's): \(error)",
+                    underlyingError: error
+                )
+            }
         }
 
         private static func version(_ version: TLSOptions.Version) -> TLSVersion {

@@ -71,5 +71,65 @@ extension Conformance {
                 #expect(server.requestCount == 3)
             }
         }
+
+        @Test("pins and trust of a request are checked on your configuration that checks no certificate")
+        func optionsOnAConfigurationWithoutVerification() async throws {
+            let authority = try TLSLab.authority.get()
+            let interceptor = try TLSLab.interceptor.get()
+            let tls = TestServerTLS(authority: authority, mode: .valid, applicationProtocols: [.http1])
+            try await withTLSServer(tls) { server in
+                var configuration = try Self.configuration(trusting: authority)
+                configuration.tlsConfiguration?.certificateVerification = .none
+                let transport = AsyncHTTPClientTransport(clientConfiguration: configuration)
+                defer { Task { try? await transport.shutdown() } }
+                let host = try #require(server.baseURL.host)
+                // Pinned to the interceptor's root: the server's chain is not under it.
+                var pinned = TLSOptions.default
+                pinned.trust = .systemAnd(try TLSOptions.Certificate.pem(interceptor.root.certificatePEM))
+                pinned.pins = [
+                    try TLSOptions.PinSet(
+                        host: host, pins: [interceptor.root.spkiSHA256Base64, TLSLab.unrelatedPin("backup")])
+                ]
+                let error = await expectCourierError {
+                    try await tlsClient(transport, server.baseURL, pinned).send(HTTPSBytes(path: "/get"))
+                }
+                #expect(
+                    error?.code == .pinMismatch || error?.code == .untrustedCertificate, "\(String(describing: error))")
+                // Trusting only the interceptor's root: the server's certificate is not trusted.
+                let only = TLSOptions(trust: .only(try TLSOptions.Certificate.pem(interceptor.root.certificatePEM)))
+                let untrusted = await expectCourierError {
+                    try await tlsClient(transport, server.baseURL, only).send(HTTPSBytes(path: "/get"))
+                }
+                #expect(untrusted?.code == .untrustedCertificate, "\(String(describing: untrusted))")
+                #expect(server.requestCount == 0)
+            }
+        }
+
+        @Test("trust .only leaves out your configuration's additional roots")
+        func onlyLeavesOutAdditionalRoots() async throws {
+            let authority = try TLSLab.authority.get()
+            let interceptor = try TLSLab.interceptor.get()
+            let tls = TestServerTLS(authority: authority, mode: .valid, applicationProtocols: [.http1])
+            try await withTLSServer(tls) { server in
+                var configuration = HTTPClient.Configuration()
+                var base = TLSConfiguration.makeClientConfiguration()
+                base.additionalTrustRoots = [
+                    .certificates([try NIOSSLCertificate(bytes: authority.root.certificateDER, format: .der)])
+                ]
+                configuration.tlsConfiguration = base
+                configuration.connectionPool.retryConnectionEstablishment = false
+                let transport = AsyncHTTPClientTransport(clientConfiguration: configuration)
+                defer { Task { try? await transport.shutdown() } }
+                // Your additional root is trusted with the default options...
+                _ = try await tlsClient(transport, server.baseURL, .default).send(HTTPSBytes(path: "/get"))
+                // ...and not when a request trusts only the interceptor's root.
+                let only = TLSOptions(trust: .only(try TLSOptions.Certificate.pem(interceptor.root.certificatePEM)))
+                let error = await expectCourierError {
+                    try await tlsClient(transport, server.baseURL, only).send(HTTPSBytes(path: "/get"))
+                }
+                #expect(error?.code == .untrustedCertificate, "\(String(describing: error))")
+                #expect(server.requestCount == 1)
+            }
+        }
     }
 }

@@ -128,6 +128,26 @@ extension Conformance.TLSConformanceTests {
     }
 
     @Test(
+        "mutual TLS with a private key that is not the certificate's: invalidConfiguration, once, before connecting")
+    func mutualTLSWithAnotherKey() async throws {
+        let authority = try TLSLab.authority.get()
+        let interceptor = try TLSLab.interceptor.get()
+        try await withTLSServer(TestServerTLS(authority: authority, mode: .clientCertificateRequired)) { server in
+            var tls = try TLSLab.trusting(authority)
+            tls.clientIdentity = .pem(
+                certificateChain: authority.clientCertificate.chainPEM,
+                privateKey: interceptor.clientCertificate.privateKeyPEM)
+            let client = tlsClient(TransportKind.asyncHTTPClient.make(), server.baseURL, tls)
+            let error = try await expectTLSFailure { try await client.send(HTTPSBytes(path: "/get")) }
+            // Before: a connection that could not be made (connectionFailed), retried twice.
+            #expect(error?.code == .invalidConfiguration, "\(String(describing: error))")
+            #expect(error?.message?.contains("does not belong to its private key") == true)
+            #expect(attempts(error) == 1)
+            #expect(server.connectionCount == 0 && server.requestCount == 0)
+        }
+    }
+
+    @Test(
         "mutual TLS from PEM files: files written late, replaced or repaired are read again at the next call",
         arguments: TransportKind.all)
     func mutualTLSFromFiles(transport: TransportKind) async throws {

@@ -218,11 +218,24 @@ extension ProxyOptions {
         }
     }
 
-    /// A `NO_PROXY`-style list of hosts reached directly.
+    /// A `NO_PROXY`-style list of hosts reached directly, read as curl reads it: a name matches itself and the names
+    /// under it; an IP address (v4 or v6) matches only itself, or a CIDR block (`10.0.0.0/8`, `fd00::/8`) it is in.
     struct Bypass: Hashable, Sendable {
         private struct Block: Hashable, Sendable {
-            let address: UInt32
+            /// The block's address: 4 bytes (IPv4) or 16 (IPv6).
+            let address: [UInt8]
             let prefix: Int
+
+            func contains(_ other: [UInt8]) -> Bool {
+                guard other.count == address.count else { return false }
+                var bits = prefix
+                for (mine, theirs) in zip(address, other) where bits > 0 {
+                    let mask: UInt8 = bits >= 8 ? 0xFF : ~(0xFF >> UInt8(bits))
+                    if mine & mask != theirs & mask { return false }
+                    bits -= 8
+                }
+                return true
+            }
         }
 
         private var matchesAll = false
@@ -236,8 +249,9 @@ extension ProxyOptions {
                     matchesAll = true
                     continue
                 }
-                if let slash = entry.firstIndex(of: "/"), let address = Self.ipv4(entry[..<slash]),
-                    let prefix = Int(entry[entry.index(after: slash)...]), (0...32).contains(prefix)
+                if let slash = entry.firstIndex(of: "/"),
+                    let address = Self.address(HostName.canonical(entry[..<slash])),
+                    let prefix = Int(entry[entry.index(after: slash)...]), (0...address.count * 8).contains(prefix)
                 {
                     blocks.append(Block(address: address, prefix: prefix))
                     continue
@@ -257,12 +271,49 @@ extension ProxyOptions {
         func matches(_ host: String) -> Bool {
             if matchesAll { return true }
             let host = HostName.canonical(host)
-            if let address = Self.ipv4(host[...]) {
-                for block in blocks where block.prefix == 0 || (address ^ block.address) >> (32 - block.prefix) == 0 {
-                    return true
-                }
+            if let address = Self.address(host) {
+                // An address is no name's subdomain: `0.0.1` must not take 10.0.0.1 past the proxy.
+                return blocks.contains { $0.contains(address) }
+                    || names.contains { Self.address($0) == address }
             }
             return names.contains { host == $0 || host.hasSuffix("." + $0) }
+        }
+
+        /// The bytes of an IPv4 or IPv6 address (canonical: IPv6 without brackets), or `nil` for a name.
+        private static func address(_ text: String) -> [UInt8]? {
+            if let v4 = ipv4(text[...]) { return [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v4 >> $0) } }
+            return ipv6(text)
+        }
+
+        /// The 16 bytes of an IPv6 address in RFC 4291 §2.2's text forms (`::` and an IPv4 tail included), or `nil`.
+        private static func ipv6(_ text: String) -> [UInt8]? {
+            guard text.contains(":") else { return nil }
+            let halves = text.components(separatedBy: "::")
+            guard halves.count <= 2 else { return nil }
+            func groups(_ part: String) -> [UInt16]? {
+                if part.isEmpty { return [] }
+                var result: [UInt16] = []
+                let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
+                for (index, piece) in pieces.enumerated() {
+                    if index == pieces.count - 1, piece.contains("."), let v4 = ipv4(piece) {
+                        result += [UInt16(truncatingIfNeeded: v4 >> 16), UInt16(truncatingIfNeeded: v4)]
+                    } else {
+                        guard (1...4).contains(piece.count), piece.allSatisfy(\.isHexDigit),
+                            let value = UInt16(piece, radix: 16)
+                        else { return nil }
+                        result.append(value)
+                    }
+                }
+                return result
+            }
+            guard let first = groups(halves[0]) else { return nil }
+            var all = first
+            if halves.count == 2 {
+                guard let second = groups(halves[1]), first.count + second.count <= 7 else { return nil }
+                all += Array(repeating: 0, count: 8 - first.count - second.count) + second
+            }
+            guard all.count == 8 else { return nil }
+            return all.flatMap { [UInt8(truncatingIfNeeded: $0 >> 8), UInt8(truncatingIfNeeded: $0)] }
         }
 
         private static func ipv4(_ text: Substring) -> UInt32? {

@@ -185,15 +185,17 @@ extension TLSOptions {
     /// installed app out (OWASP MASVS-NETWORK-2; OkHttp's `CertificatePinner` warns the same). A pin may be the
     /// leaf's key, an intermediate's or a root's: the chain must contain one of them.
     public struct PinSet: Hashable, Sendable {
-        /// `api.example.com`, or `*.example.com` (exactly one label), or `**.example.com` (any number of labels).
+        /// `api.example.com`, or `*.example.com` (exactly one label), or `**.example.com` (any number of labels,
+        /// `example.com` itself included, as OkHttp's `CertificatePinner` reads it).
         public let host: String
         /// The base64 SHA-256 SPKI hashes.
         public let pins: Set<String>
 
         /// A pin set for `host`.
         ///
-        /// - Throws: ``TLSOptions/Error`` when fewer than two distinct pins are given, or a pin is not the base64
-        ///   of 32 bytes.
+        /// - Throws: ``TLSOptions/Error`` when fewer than two distinct pins are given, a pin is not the base64 of
+        ///   32 bytes, or `host` is not a host name, an IP address or one of the patterns above (a URL, a port, a
+        ///   `*` elsewhere would match no connection, and pin nothing).
         public init(host: String, pins: Set<String>) throws {
             guard pins.count >= 2 else {
                 throw Error("pinning \(host) needs at least two pins (the key in use and a backup), got \(pins.count)")
@@ -201,14 +203,39 @@ extension TLSOptions {
             for pin in pins where Data(base64Encoded: pin)?.count != 32 {
                 throw Error("the pin \"\(pin.prefix(64))\" for \(host) is not the base64 of a SHA-256 hash")
             }
-            self.host = TLSOptions.canonicalHost(host)
+            let canonical = TLSOptions.canonicalHost(host)
+            guard Self.isPattern(canonical) else {
+                throw Error(
+                    "the pinned host \"\(host.prefix(64))\" is not a host name, an IP address, *.example.com or "
+                        + "**.example.com (no scheme, port, path or other wildcard): it would pin no connection")
+            }
+            self.host = canonical
             self.pins = pins
+        }
+
+        /// Whether `host` (canonical) is a name or address, after at most one leading `*.` or `**.`.
+        private static func isPattern(_ host: String) -> Bool {
+            let name = host.hasPrefix("**.") ? host.dropFirst(3) : host.hasPrefix("*.") ? host.dropFirst(2) : host[...]
+            guard !name.isEmpty, !name.hasPrefix(".") else { return false }
+            if name.contains(":") {
+                // An IPv6 address (canonical: without brackets), never under a wildcard.
+                return name.count == host.count && name.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+            }
+            return name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"),
+                    UInt8(ascii: "."), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
+            }
         }
 
         /// Whether this set applies to `host` (already canonical).
         func matches(canonicalHost host: String) -> Bool {
             if self.host.hasPrefix("**.") {
-                return host.hasSuffix(String(self.host.dropFirst(2)))
+                // Any number of labels, none included: `**.example.com` pins `example.com` too.
+                return host == self.host.dropFirst(3) || host.hasSuffix(self.host.dropFirst(2))
             }
             if self.host.hasPrefix("*.") {
                 let suffix = self.host.dropFirst(1)

@@ -48,4 +48,40 @@ struct HostNameTests {
             try TLSOptions.PinSet(host: "api.example.com", pins: [pins.sorted()[0]])
         }
     }
+
+    @Test("a **. pin set covers the domain itself and every depth below it, not a lookalike")
+    func pinsAnyDepth() throws {
+        let pins: Set<String> = [
+            Data(repeating: 1, count: 32).base64EncodedString(), Data(repeating: 2, count: 32).base64EncodedString(),
+        ]
+        let options = TLSOptions(pins: [try TLSOptions.PinSet(host: "**.example.com", pins: pins)])
+        for host in ["example.com", "EXAMPLE.com.", "api.example.com", "a.b.example.com"] {
+            #expect(options.pinSet(for: host) != nil, "\(host)")
+        }
+        for host in ["badexample.com", "example.com.evil.test", "com", "xample.com"] {
+            #expect(options.pinSet(for: host) == nil, "\(host)")
+        }
+    }
+
+    @Test(
+        "a pinned host that is not a name, an address or a pattern throws instead of pinning nothing",
+        arguments: [
+            "api.example.com:8443", "https://api.example.com", "api.*.com", "*api.example.com", "*", "**.", "",
+            "api.example.com/v1", "*.[::1]",
+        ])
+    func pinHostMustMatchSomething(host: String) throws {
+        let pins: Set<String> = [
+            Data(repeating: 1, count: 32).base64EncodedString(), Data(repeating: 2, count: 32).base64EncodedString(),
+        ]
+        #expect(throws: TLSOptions.Error.self) { try TLSOptions.PinSet(host: host, pins: pins) }
+    }
+
+    @Test("a pinned IP address is taken, with or without brackets", arguments: ["10.0.0.1", "[::1]", "fd00::5"])
+    func pinIPAddress(host: String) throws {
+        let pins: Set<String> = [
+            Data(repeating: 1, count: 32).base64EncodedString(), Data(repeating: 2, count: 32).base64EncodedString(),
+        ]
+        let options = TLSOptions(pins: [try TLSOptions.PinSet(host: host, pins: pins)])
+        #expect(options.pinSet(for: host) != nil)
+    }
 }

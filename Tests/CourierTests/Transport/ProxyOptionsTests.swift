@@ -28,6 +28,21 @@ struct ProxyOptionsTests {
         #expect(try endpoint(.http(host: "p", port: 1, bypass: ["*"]), "https://anything.example/") == nil)
     }
 
+    @Test("bypassed addresses as curl reads them: IPv6 blocks, an address only as itself, never as a name's suffix")
+    func bypassedAddresses() throws {
+        let proxy = ProxyOptions.http(
+            host: "proxy.local", port: 3128, bypass: ["fd00::/8", "[2001:db8::1]:443", "0.0.1", "::ffff:10.1.0.0/112"])
+        for bypassed in [
+            "http://[fd00::5]/", "http://[FD12:3456::1]:8080/", "https://[2001:db8:0:0::1]/",
+            "http://[::ffff:10.1.2.3]/",
+        ] {
+            #expect(try endpoint(proxy, bypassed) == nil, "\(bypassed)")
+        }
+        for proxied in ["http://10.0.0.1/", "http://[fe00::5]/", "https://[2001:db8::2]/", "http://[::1]/"] {
+            #expect(try endpoint(proxy, proxied) != nil, "\(proxied)")
+        }
+    }
+
     @Test("environment: http_proxy lowercase only, https_proxy either case, all_proxy fallback, no_proxy")
     func environmentRules() throws {
         let options = ProxyOptions.environment([

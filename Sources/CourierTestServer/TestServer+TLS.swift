@@ -40,11 +40,12 @@
                 }
             let loop = RequestLoop(state: state, logger: logger, scheme: "https")
             let acceptTask = Task {
-                await withDiscardingTaskGroup { group in
+                // The connections in flight when the accept loop ends are served to their end.
+                _ = try? await withConnectionTasks { start in
                     do {
                         try await server.executeThenClose { connections in
                             for try await negotiation in connections {
-                                group.addTask { await serve(negotiation, loop: loop, state: state, logger: logger) }
+                                start { await serve(negotiation, loop: loop, state: state, logger: logger) }
                             }
                         }
                     } catch {
@@ -79,10 +80,10 @@
                     await loop.run(connection)
                 case .http2(let multiplexer):
                     state.recordNegotiated(.http2)
-                    try await withThrowingDiscardingTaskGroup { group in
+                    try await withConnectionTasks { start in
                         for try await stream in multiplexer.inbound {
                             guard let stream else { continue }
-                            group.addTask { await loop.run(stream) }
+                            start { await loop.run(stream) }
                         }
                     }
                 }

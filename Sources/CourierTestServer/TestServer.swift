@@ -117,11 +117,12 @@
                 }
             let loop = RequestLoop(state: state, logger: logger, scheme: "http")
             let acceptTask = Task {
-                await withDiscardingTaskGroup { group in
+                // The connections in flight when the accept loop ends are served to their end.
+                _ = try? await withConnectionTasks { start in
                     do {
                         try await server.executeThenClose { connections in
                             for try await connection in connections {
-                                group.addTask { await loop.run(connection) }
+                                start { await loop.run(connection) }
                             }
                         }
                     } catch {

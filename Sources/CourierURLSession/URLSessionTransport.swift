@@ -251,15 +251,15 @@ public final class URLSessionTransport: Transport {
         try Task.checkCancellation()
         try Self.checkTLS(context.tls, for: request.head)
         try Self.checkProxy(context.proxy, for: request.head)
-        #if canImport(FoundationNetworking)
-            if request.head.method == .get, let body = request.body, body.unobserved.bufferedBytes?.isEmpty != true {
-                throw CourierError(
-                    code: .unsupported,
-                    stage: .transport,
-                    message: "unsupported: URLSession on Linux cannot send a GET request with a body"
-                )
-            }
-        #endif
+        // FoundationNetworking refuses it, and Apple's URLSession fails it with NSURLErrorDataLengthExceedsMaximum
+        // (since iOS 13 and macOS 10.15), after a streamed body was spooled to a file for nothing.
+        if request.head.method == .get, let body = request.body, body.unobserved.bufferedBytes?.isEmpty != true {
+            throw CourierError(
+                code: .unsupported,
+                stage: .transport,
+                message: "unsupported: URLSession cannot send a GET request with a body"
+            )
+        }
         var urlRequest = try Self.makeURLRequest(
             request.head, deadline: context.deadline, backstop: Self.backstop(limits.idleTimeout))
         for field in additionalHeaders where urlRequest.value(forHTTPHeaderField: field.name) == nil {

@@ -531,7 +531,7 @@ struct PostgresCredentialStoreTests {
 
     /// A loopback port with no listener (bound by the kernel, then released).
     static func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, streamSocket, 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -601,4 +601,13 @@ struct Ping: Request {
     typealias Response = Data
     var path: String { "/ping" }
     var authentication: AuthenticationRequirement { .required }
+}
+
+/// `SOCK_STREAM` as `socket(2)` takes it: an enum in Glibc's module, an `Int32` on Darwin, Musl and Android.
+private var streamSocket: Int32 {
+    #if canImport(Glibc)
+        Int32(SOCK_STREAM.rawValue)
+    #else
+        SOCK_STREAM
+    #endif
 }

@@ -18,7 +18,7 @@ import Testing
 private func rawExchange(port: Int, _ first: String, then second: String, idle: Int = 30) async -> String {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, streamSocket, 0)
             guard descriptor >= 0 else { return continuation.resume(returning: "") }
             defer { close(descriptor) }
             var timeout = timeval(tv_sec: idle, tv_usec: 0)
@@ -178,7 +178,7 @@ struct ServerRobustnessTests {
 
     /// Whether this machine has IPv6 loopback (a container may have IPv6 disabled): binding a socket to ::1.
     static let hasIPv6Loopback: Bool = {
-        let descriptor = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET6, streamSocket, 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var address = sockaddr_in6()
@@ -205,4 +205,13 @@ struct ServerRobustnessTests {
         try await client.shutdown()
         try await server.shutdown()
     }
+}
+
+/// `SOCK_STREAM` as `socket(2)` takes it: an enum in Glibc's module, an `Int32` on Darwin, Musl and Android.
+private var streamSocket: Int32 {
+    #if canImport(Glibc)
+        Int32(SOCK_STREAM.rawValue)
+    #else
+        SOCK_STREAM
+    #endif
 }

@@ -112,12 +112,21 @@ public struct FileCredentialStore: CredentialStore {
                 offset += written
             }
         }
-        if failed == nil, fsync(descriptor) != 0 { failed = errno }
+        if failed == nil, flush(descriptor) != 0 { failed = errno }
         close(descriptor)
         if let failed {
             unlink(path)
             throw failure("could not write \(path): \(describe(errno: failed))")
         }
+    }
+
+    /// Flushes a file to the disk: on Darwin `F_FULLFSYNC`, as its `fsync(2)` leaves the data in the drive's cache
+    /// (and `fsync` where the file system has no full flush); elsewhere `fsync`.
+    private static func flush(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+            if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
+        #endif
+        return fsync(descriptor)
     }
 
     /// Flushes the directory entry of a rename to disk (best effort).

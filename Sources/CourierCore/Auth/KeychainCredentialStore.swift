@@ -8,6 +8,11 @@
     /// The item is readable after the device's first unlock and never leaves the device (no iCloud Keychain
     /// sync, no backup restore to another device). The credential is stored as JSON in the item's data.
     ///
+    /// On macOS the item goes into the file-based login keychain unless `usesDataProtectionKeychain` is set: that
+    /// keychain does not sync either, but ignores the accessibility class (Apple: `kSecAttrAccessible` applies on
+    /// macOS only with `kSecUseDataProtectionKeychain`). The data protection keychain needs a signed app with a
+    /// keychain access group entitlement (without one, every call fails with `errSecMissingEntitlement`, -34018).
+    ///
     /// ```swift
     /// let store = KeychainCredentialStore(service: "com.example.myapp.oauth", account: "default")
     /// ```
@@ -16,19 +21,25 @@
         public let service: String
         /// The item's account (`kSecAttrAccount`), to keep several credentials apart.
         public let account: String
+        /// Whether the item is in the data protection keychain on macOS (`kSecUseDataProtectionKeychain`), as on
+        /// iOS, where it always is.
+        public let usesDataProtectionKeychain: Bool
 
         /// Creates a store for the generic password item `service` / `account`.
-        public init(service: String, account: String = "default") {
+        public init(service: String, account: String = "default", usesDataProtectionKeychain: Bool = false) {
             self.service = service
             self.account = account
+            self.usesDataProtectionKeychain = usesDataProtectionKeychain
         }
 
         private var query: [String: Any] {
-            [
+            var query: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword,
                 kSecAttrService as String: service,
                 kSecAttrAccount as String: account,
             ]
+            if usesDataProtectionKeychain { query[kSecUseDataProtectionKeychain as String] = true }
+            return query
         }
 
         /// Reads the item; `nil` when there is none.

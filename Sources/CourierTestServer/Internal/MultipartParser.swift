@@ -49,7 +49,9 @@
 
         /// httpbin's `json_safe`: UTF-8 text as is, anything else as a base64 `data:` URL.
         static func jsonSafe(_ bytes: [UInt8], contentType: String? = nil) -> String {
-            if let text = String(validating: bytes, as: UTF8.self) {
+            // Not `String(validating:as:)`, which needs macOS 15 and iOS 18: a repaired string has other bytes.
+            let text = String(decoding: bytes, as: UTF8.self)
+            if text.utf8.elementsEqual(bytes) {
                 return text
             }
             let type = contentType ?? "application/octet-stream"

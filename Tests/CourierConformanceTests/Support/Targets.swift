@@ -45,10 +45,10 @@ struct TransportKind: Sendable, CustomTestStringConvertible, Hashable {
                 return "URLSessionTransport does not map a proxy onto the session on Apple platforms yet"
             #endif
         }
+        if self == .urlSession, capability == .getWithBody {
+            return "URLSession refuses to send a GET with a body (FoundationNetworking; Apple's since iOS 13)"
+        }
         #if canImport(FoundationNetworking)
-            if self == .urlSession, capability == .getWithBody {
-                return "FoundationNetworking refuses to send a GET with a body"
-            }
             if self == .urlSession, let reason = Capability.foundationNetworkingTLSGaps[capability] {
                 return reason
             }

@@ -166,11 +166,10 @@
                 }
                 // Options that say what to trust are checked even on a base configuration that checks nothing
                 // (`certificateVerification = .none` in `init(clientConfiguration:)`): applied on top, never
-                // ignored. A pinned host also gets its name checked, or any certificate under its pinned root
-                // would do for it.
-                if options.pinSet(for: host) != nil {
-                    configuration.certificateVerification = .fullVerification
-                } else if options.trust != .system, configuration.certificateVerification == .none {
+                // ignored. A base that skips only the host name (`.noHostnameVerification`) keeps doing so.
+                if options.pinSet(for: host) != nil || options.trust != .system,
+                    configuration.certificateVerification == .none
+                {
                     configuration.certificateVerification = .fullVerification
                 }
                 if let pinSet = options.pinSet(for: host) {

@@ -23,6 +23,12 @@ struct DemoContext: Sendable {
     ) -> Client {
         var configuration = Client.Configuration(logger: terminal.logger(verbose: verbose))
         configuration.retryPolicy.backoff = .exponential(initial: .milliseconds(200), jitter: true)
+        // A call that stalls fails the scenario instead of hanging the demo (and CI, which runs it as a smoke test).
+        configuration.timeout = .seconds(60)
+        if isExternalTarget, let host = production.host, production.scheme == "http" {
+            // An httpbin given with `--target` may be plain HTTP on another machine: the demo sends it nothing secret.
+            configuration.cleartextPolicy = .hosts([host])
+        }
         if verbose {
             let terminal = terminal
             configuration.adapters.append(

@@ -34,12 +34,21 @@
         var stallAfterResponse: String?
 
         static func parse(_ arguments: [String]) throws -> Options {
+            let known: Set = [
+                "server", "postgres", "name", "key", "calls", "stall-before-sending", "stall-after-response",
+            ]
             var values: [String: String] = [:]
             var index = 0
             while index < arguments.count {
                 let flag = arguments[index]
+                // Not echoed: out of order, it may be a value (the PostgreSQL URL and its password, the key).
                 guard flag.hasPrefix("--"), index + 1 < arguments.count else {
-                    throw WorkerError("expected --flag value, found \(flag)")
+                    throw WorkerError("expected --flag value at argument \(index + 1)")
+                }
+                // A misspelt flag is an error, not a stall that silently never fires.
+                guard known.contains(String(flag.dropFirst(2))) else {
+                    let names = known.sorted().joined(separator: ", ")
+                    throw WorkerError("unknown flag at argument \(index + 1) (known: \(names))")
                 }
                 values[String(flag.dropFirst(2))] = arguments[index + 1]
                 index += 2
@@ -54,6 +63,9 @@
                 throw WorkerError("--calls must be positive")
             }
             let hex = Array(try required("key").utf8)
+            guard hex.allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }) else {
+                throw WorkerError("--key must be 64 hex digits")
+            }
             var bytes: [UInt8] = []
             for offset in stride(from: 0, to: hex.count, by: 2) where offset + 1 < hex.count {
                 guard let byte = UInt8(String(decoding: hex[offset...offset + 1], as: UTF8.self), radix: 16) else {

@@ -117,16 +117,21 @@ public struct ErrorMessageProvider: Sendable {
         return kind(for: error.code)
     }
 
-    /// Whether `request` (as an error keeps it: redacted) carried a credential: a credential header, or a header or
-    /// query value the client's redactor hid.
+    /// Whether `request` (as an error keeps it: redacted) carried a user's credential, which a 401 says has
+    /// expired: `Authorization`, a cookie, a hidden header named for a session or an access token (`X-Auth-Token`,
+    /// `X-Session-Token`), or an OAuth `access_token` in the query. Not an app's API key (`X-Api-Key`) or a CSRF
+    /// token, which every request of a sign-in page carries too.
     private static func carriesCredential(_ request: HTTPRequest) -> Bool {
-        let credentialNames = Redactor.default.originBoundHeaderNames
-        if request.headerFields.contains(where: {
-            credentialNames.contains($0.name) || $0.value.contains(Redactor.placeholder)
-        }) {
-            return true
+        for field in request.headerFields {
+            let name = field.name.canonicalName
+            if name == "authorization" || name == "cookie" { return true }
+            if field.value.contains(Redactor.placeholder),
+                ["auth", "session", "access"].contains(where: { name.contains($0) })
+            {
+                return true
+            }
         }
-        return request.path?.contains(Redactor.placeholder) ?? false
+        return request.path.map { $0.contains("access_token=\(Redactor.placeholder)") } ?? false
     }
 
     /// The catalogue entry for a code (``CourierError/Code/unacceptableStatus`` without a status: `requestFailed`).
@@ -163,8 +168,8 @@ public struct ErrorMessageProvider: Sendable {
         }
     }
 
-    /// The catalogue entry for an HTTP status the decisions did not accept (``kind(for:)`` makes a 401 to a request
-    /// that carried no credential `requestFailed`).
+    /// The catalogue entry for an HTTP status the decisions did not accept (``kind(for:)-(Error)`` makes a 401 to a
+    /// request that carried no credential `requestFailed`).
     public static func kind(forStatus status: Int) -> Kind {
         switch status {
         case 401: .sessionExpired

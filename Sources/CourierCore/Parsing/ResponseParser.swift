@@ -106,8 +106,8 @@ public struct DataParser: ResponseParser {
 /// Decodes the body as text, in the charset its `Content-Type` names (UTF-8 when none; ISO-8859-1, US-ASCII,
 /// Windows-1252, UTF-16 and UTF-32, with or without their byte order, are understood). A body in another charset
 /// decodes only when it is plain ASCII, which every such charset shares; otherwise the parse fails, rather than
-/// reading its bytes as UTF-8. A UTF-8 or UTF-16 byte order mark names the encoding whatever the label says, as
-/// browsers decode, and is not part of the text.
+/// reading its bytes as UTF-8. A UTF-8, UTF-16 or UTF-32 byte order mark names the encoding whatever the label says,
+/// as browsers decode, and is not part of the text.
 public struct StringParser: ResponseParser {
     /// Creates a string parser.
     public init() {}
@@ -119,7 +119,7 @@ public struct StringParser: ResponseParser {
         let charset = Self.charset(of: response.head.headerFields[.contentType])
         let encoding: String.Encoding
         var body = response.body
-        if !(charset?.hasPrefix("utf-32") ?? false), let marked = Self.byteOrderMark(of: body) {
+        if let marked = Self.byteOrderMark(of: body) {
             // A byte order mark names the encoding whatever the label says, as browsers decode (WHATWG Encoding,
             // "decode"); UTF-8's is not text, and String(data:encoding:) would keep it as U+FEFF.
             encoding = marked
@@ -139,8 +139,10 @@ public struct StringParser: ResponseParser {
             }
             encoding = .ascii
         }
-        // An odd byte after UTF-16 units is no text (Foundation drops it, or the whole body, without a word).
-        let unit = [.utf16, .utf16LittleEndian, .utf16BigEndian].contains(encoding) ? 2 : 1
+        // A byte past the last whole UTF-16 or UTF-32 unit is no text (Foundation drops it, or the whole body).
+        let unit =
+            [.utf32, .utf32LittleEndian, .utf32BigEndian].contains(encoding)
+            ? 4 : [.utf16, .utf16LittleEndian, .utf16BigEndian].contains(encoding) ? 2 : 1
         guard body.count % unit == 0, let text = String(data: body, encoding: encoding) else {
             throw CourierError(
                 code: .decodingFailed,
@@ -151,10 +153,14 @@ public struct StringParser: ResponseParser {
         return text
     }
 
-    /// The encoding a body's byte order mark names (UTF-8 `EF BB BF`, UTF-16 `FE FF` or `FF FE`), or `nil`.
+    /// The encoding a body's byte order mark names (UTF-8 `EF BB BF`; UTF-32 `00 00 FE FF` or `FF FE 00 00`,
+    /// before UTF-16's `FE FF` or `FF FE`, which begins the latter), or `nil`.
     private static func byteOrderMark(of body: Data) -> String.Encoding? {
-        let start = body.prefix(3)
-        if start.elementsEqual([0xEF, 0xBB, 0xBF]) { return .utf8 }
+        let start = body.prefix(4)
+        if start.starts(with: [0xEF, 0xBB, 0xBF]) { return .utf8 }
+        if start.elementsEqual([0x00, 0x00, 0xFE, 0xFF]) || start.elementsEqual([0xFF, 0xFE, 0x00, 0x00]) {
+            return .utf32
+        }
         if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) { return .utf16 }
         return nil
     }

@@ -173,9 +173,13 @@ struct ErrorCatalogueTests {
             (["Content-Type": "application/json"], "/sessions", .requestFailed),
             (["Authorization": "<redacted>"], "/me", .sessionExpired),
             (["Cookie": "<redacted>"], "/me", .sessionExpired),
-            // A credential header the client's redactor hides, and an API key in the query.
+            // A session header the client's redactor hides, and an OAuth access token in the query.
             (["X-Session": "<redacted>"], "/me", .sessionExpired),
-            ([:], "/me?api_key=<redacted>", .sessionExpired),
+            (["X-Auth-Token": "<redacted>"], "/me", .sessionExpired),
+            ([:], "/me?access_token=<redacted>", .sessionExpired),
+            // An app's API key or a CSRF token, which a sign-in request carries too, is no session.
+            (["X-Api-Key": "<redacted>", "X-XSRF-Token": "<redacted>"], "/sessions", .requestFailed),
+            ([:], "/sessions?api_key=<redacted>", .requestFailed),
         ] as [([String: String], String, ErrorMessageProvider.Kind)])
     func unauthorizedWithoutCredential(headers: [String: String], path: String, kind: ErrorMessageProvider.Kind) {
         var fields = HTTPFields()

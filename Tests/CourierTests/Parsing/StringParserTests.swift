@@ -55,6 +55,8 @@ struct StringParserTests {
             (nil, [0xFE, 0xFF, 0x00, 0x68], "h"),
             ("text/plain; charset=utf-16le", [0xFF, 0xFE, 0x68, 0x00, 0x69, 0x00], "hi"),
             ("text/plain; charset=koi8-r", [0xEF, 0xBB, 0xBF, 0x4F, 0x4B], "OK"),
+            (nil, [0xFF, 0xFE, 0x00, 0x00, 0x41, 0x00, 0x00, 0x00], "A"),
+            ("text/plain; charset=utf-32be", [0x00, 0x00, 0xFE, 0xFF, 0x00, 0x00, 0x00, 0x41], "A"),
         ] as [(String?, [UInt8], String)])
     func byteOrderMark(contentType: String?, bytes: [UInt8], text: String) throws {
         #expect(try Self.parse(bytes, contentType: contentType) == text)

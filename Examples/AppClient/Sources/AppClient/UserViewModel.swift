@@ -51,10 +51,10 @@ public final class UserViewModel {
         }
     }
 }
-// readme-view-model:end
 
 /// Where the app's API lives.
 public enum Config {
     /// The API's base URL.
     public static let api = URL(string: "https://api.example.com")!  // a literal: it parses
 }
+// readme-view-model:end

@@ -32,7 +32,9 @@
                             },
                             http2ConnectionInitializer: { channel in
                                 channel.eventLoop.makeCompletedFuture {
-                                    try http2Connection(channel, state: state, goAway: tls.goAway)
+                                    try http2Connection(
+                                        channel, state: state, goAway: tls.goAway,
+                                        maxConcurrentStreams: tls.maxConcurrentStreams)
                                 }
                             }
                         )
@@ -108,12 +110,12 @@
         private static func http2Connection(
             _ channel: any Channel,
             state: ServerState,
-            goAway: TestServerTLS.GoAway?
+            goAway: TestServerTLS.GoAway?,
+            maxConcurrentStreams: Int
         ) throws -> NIOHTTP2Handler.AsyncStreamMultiplexer<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>?> {
             var configuration = NIOHTTP2Handler.Configuration()
-            // More than NIO's default of 100, so that a client's 100 concurrent calls never wait for a stream.
             configuration.connection.initialSettings = [
-                HTTP2Setting(parameter: .maxConcurrentStreams, value: 1_000),
+                HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
                 HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
             ]
             let gate = goAway.map { HTTP2GoAwayGate($0, connection: channel) }

@@ -163,15 +163,102 @@ extension Conformance {
 
         @Test("row 30: cancelling before the head and mid-body returns promptly", arguments: TransportKind.all)
         func cancellation(transport: TransportKind) async throws {
-            try await withEmbedded(transport) { client, _ in
+            try await withEmbedded(transport) { client, server in
                 for path in ["/fault/never-answer", "/fault/stall-after-headers"] {
-                    let start = ContinuousClock.now
+                    let before = server.requestCount
                     let task = Task { try await client.send(Raw(path: path)) }
+                    // Cancelled once the server has the request: the call is waiting on the socket, not about to
+                    // start (a cancel before the first step returns at once whatever the transport does).
+                    try await Self.waitUntil { server.requestCount == before + 1 }
+                    let cancelled = ContinuousClock.now
                     task.cancel()
                     await #expect(throws: CancellationError.self) { try await task.value }
-                    // Neither route ever finishes: a bounded wait is the cancellation at work.
-                    #expect(ContinuousClock.now - start < .seconds(6), "\(path)")
+                    // Neither route ever finishes, and the idle timeout is 60 s: only the cancellation ends them.
+                    let elapsed = ContinuousClock.now - cancelled
+                    #expect(elapsed < .seconds(1), "\(path): \(elapsed)")
+                    #expect(server.requestCount == before + 1, "\(path): sent once")
                 }
+            }
+        }
+
+        @Test(
+            "row 30: cancelling during a retry's back-off returns at once, and sends nothing more",
+            arguments: TransportKind.all)
+        func cancellationDuringBackOff(transport: TransportKind) async throws {
+            try await withEmbedded(transport) { client, server in
+                server.register("GET", "/busy") { _ in
+                    TestServerResponse(status: 503, headers: [("Retry-After", "30")], body: Array("busy".utf8))
+                }
+                let task = Task { try await client.send(Raw(path: "/busy")) }
+                // The 503 is in; the call now waits 30 s before its next attempt.
+                try await Self.waitUntil { server.requestCount == 1 }
+                let cancelled = ContinuousClock.now
+                task.cancel()
+                await #expect(throws: CancellationError.self) { try await task.value }
+                let elapsed = ContinuousClock.now - cancelled
+                #expect(elapsed < .seconds(1), "\(elapsed)")
+                #expect(server.requestCount == 1)
+            }
+        }
+
+        @Test(
+            "row 17 on the wire: exactly one correct framing header arrives, whatever the request set",
+            arguments: TransportKind.all)
+        func framingOnTheWire(transport: TransportKind) async throws {
+            /// A request with the framing headers a careless caller sets.
+            struct Framed: Request {
+                typealias Response = Data
+                var method: HTTPRequest.Method
+                var path: String { "/framing" }
+                var headers: RequestHeaders
+                var body: RequestBody?
+            }
+            /// The framing fields and body of each request the server received, in order.
+            actor Seen {
+                var requests: [(lengths: [String], encodings: [String], body: String)] = []
+                func add(_ request: TestServerRequest) {
+                    let fields = request.headers
+                    requests.append(
+                        (
+                            fields.filter { $0.name.lowercased() == "content-length" }.map(\.value),
+                            fields.filter { $0.name.lowercased() == "transfer-encoding" }.map(\.value),
+                            String(decoding: request.body, as: UTF8.self)
+                        ))
+                }
+            }
+            try await withEmbedded(transport) { client, server in
+                let seen = Seen()
+                for method in ["GET", "POST"] {
+                    server.register(method, "/framing") { request in
+                        await seen.add(request)
+                        return .text("ok")
+                    }
+                }
+                let wrong: RequestHeaders = ["Content-Length": "99", "Transfer-Encoding": "gzip"]
+                _ = try await client.send(Framed(method: .post, headers: wrong, body: .text("hello world!")))
+                _ = try await client.send(Framed(method: .get, headers: ["Content-Length": "5"], body: nil))
+                let requests = await seen.requests
+                try #require(requests.count == 2)
+                #expect(requests[0].lengths == ["12"], "\(requests[0])")
+                #expect(requests[0].encodings.isEmpty, "\(requests[0])")
+                #expect(requests[0].body == "hello world!")
+                #expect(
+                    requests[1].lengths.allSatisfy { $0 == "0" } && requests[1].lengths.count <= 1, "\(requests[1])")
+                #expect(requests[1].encodings.isEmpty, "\(requests[1])")
+            }
+        }
+
+        /// Waits until `condition` holds, checking every few milliseconds; fails the test after `limit`.
+        static func waitUntil(
+            limit: Duration = .seconds(10), _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws {
+            let deadline = ContinuousClock.now + limit
+            while !condition() {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("the condition did not hold within \(limit)", sourceLocation: sourceLocation)
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(5))
             }
         }
 

@@ -30,6 +30,34 @@ extension Conformance.TLSConformanceTests {
     }
 
     @Test(
+        "h2: 40 concurrent calls to a server that allows 4 streams at once all succeed, each sent once",
+        arguments: TransportKind.all)
+    func maxConcurrentStreamsReached(transport: TransportKind) async throws {
+        let authority = try TLSLab.authority.get()
+        var tls = TestServerTLS(authority: authority)
+        tls.maxConcurrentStreams = 4
+        try await withTLSServer(tls) { server in
+            try await tlsCase("h2: 40 calls, 4 streams at once", on: transport, needs: [.customTrust]) {
+                let client = tlsClient(transport.make(), server.baseURL, try TLSLab.trusting(authority))
+                _ = try await client.send(HTTPSCall<Echo>(path: "/get", query: ["warm": "up"]))
+                // Each holds its stream for 200 ms: 40 at once are far past the server's 4.
+                let echoed = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for index in 0..<40 {
+                        group.addTask {
+                            try await client.send(HTTPSCall<Echo>(path: "/delay/0.2", query: ["i": index])).args["i"]
+                        }
+                    }
+                    return try await group.reduce(into: Set<String>()) { if let index = $1 { $0.insert(index) } }
+                }
+                #expect(echoed == Set((0..<40).map(String.init)))
+                #expect(server.requestCount == 41, "no call was refused and sent again, none lost")
+                #expect(server.negotiatedProtocols.contains(.http2))
+                return "ok (\(server.connectionCount) connection(s))"
+            }
+        }
+    }
+
+    @Test(
         "h2: one call cancelled mid-stream while 10 others complete on the same connection",
         arguments: TransportKind.all)
     func cancelOneStream(transport: TransportKind) async throws {

@@ -73,6 +73,11 @@
         /// until the client or ``TestServer/shutdown()`` closes them. HTTP/1.1 connections are not affected.
         public var goAway: GoAway?
 
+        /// The most streams an HTTP/2 connection lets a client open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`);
+        /// 1,000 by default, so that a client's 100 concurrent calls never wait for a stream. A small number tests a
+        /// client that must queue its calls, or open more connections, at the server's limit.
+        public var maxConcurrentStreams = 1_000
+
         /// Creates a TLS configuration.
         ///
         /// - Parameters:

@@ -37,9 +37,14 @@ enum RequestValidator {
         guard let authority = head.authority, !authority.isEmpty else {
             throw invalidURL("the request has no host")
         }
-        // Bytes, not `Character`s: a character search breaks the string into graphemes (1 % of a call, issue #17).
-        guard authority.utf8.allSatisfy(RequestResolver.isHostByte), hasValidPort(authority) else {
-            throw invalidAuthority(authority)
+        // The base's authority was checked once, as the base was resolved (its host's bytes, a port of 1 to 65535):
+        // only another one (an adapter's, a redirect's) is checked here, which saves about 1 µs a call (issue #17's
+        // profile). The same storage compares equal at once. Bytes, not `Character`s: a character search breaks the
+        // string into graphemes.
+        if authority != base.authority {
+            guard authority.utf8.allSatisfy(RequestResolver.isHostByte), hasValidPort(authority) else {
+                throw invalidAuthority(authority)
+            }
         }
         if isCleartext, !(base.allowsCleartext && base.authority == authority) {
             let host = hostPart(of: authority)

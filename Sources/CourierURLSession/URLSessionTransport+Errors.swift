@@ -67,6 +67,16 @@ extension URLSessionTransport {
                 // libcurl refuses a chain of more than 5 codings, or one it does not know, before the head.
                 return failure(.unsupported, "unsupported: the response's content codings cannot be decoded")
             }
+            if response == nil,
+                texts.contains(where: { $0.contains("too large response headers") })
+                    || (urlError.code == .unknown && texts.contains(where: { $0.contains("out of memory") }))
+            {
+                // libcurl's limit on a response's header section (300 KiB; a single field past 100 KiB it reports
+                // as out of memory): the server's answer, which it would send again, so not a lost connection.
+                return failure(
+                    .malformedResponse,
+                    "the response's header section is larger than libcurl accepts (300 KiB, 100 KiB per field)")
+            }
             if texts.contains(where: { $0.contains("content unencoding") }) {
                 // zlib refused the data ("Error while processing content unencoding: invalid block type"): the
                 // server's body is at fault, and sending the request again would get the same bytes.

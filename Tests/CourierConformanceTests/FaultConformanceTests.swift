@@ -71,12 +71,19 @@ extension Conformance {
             }
         }
 
-        @Test("row 20: a header flood and a 1 MiB header are errors, not crashes", arguments: TransportKind.all)
+        @Test(
+            "row 20: a header flood and a 1 MiB header are malformedResponse, not crashes, and are not retried",
+            arguments: TransportKind.all)
         func headerFlood(transport: TransportKind) async throws {
-            try await withEmbedded(transport) { client, _ in
+            try await withEmbedded(transport) { client, server in
                 for path in ["/fault/header-flood", "/fault/huge-header"] {
+                    let before = server.requestCount
                     let error = await expectCourierError { try await client.send(Raw(path: path)) }
                     #expect(error?.stage == .transport, "\(path)")
+                    // The same code on both transports (AsyncHTTPClient: NIO's header limit; URLSession: libcurl's).
+                    #expect(error?.code == .malformedResponse, "\(path): \(String(describing: error))")
+                    // The server would send the same head again: before, URLSession's was a reset, retried twice.
+                    #expect(server.requestCount - before == 1, "\(path)")
                 }
             }
         }

@@ -6,7 +6,7 @@ import PackageDescription
 /// names (`Request`, `Environment` …) coexist in one file.
 let package = Package(
     name: "HummingbirdGateway",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],  // its tests use Synchronization.Mutex
     dependencies: [
         // In a server: .package(url: "https://github.com/courier-swift/courier.git", from: "0.1.0")
         .package(name: "Courier", path: "../.."),

@@ -1,11 +1,11 @@
 import Courier
+import CourierCore
 import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import Synchronization
 import Testing
 
 @testable import CourierAsyncHTTPClient
@@ -96,7 +96,7 @@ struct AHCErrorTranslationTests {
 
     /// A counter the server's event loop bumps and the test reads.
     final class AcceptCounter: Sendable {
-        private let box = Mutex(0)
+        private let box = LockedBox(0)
         var value: Int { box.withLock { $0 } }
         func increment() { box.withLock { $0 += 1 } }
     }

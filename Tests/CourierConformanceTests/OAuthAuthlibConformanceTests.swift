@@ -1,6 +1,6 @@
 import Courier
+import CourierCore
 import Foundation
-import Synchronization
 import Testing
 
 /// Courier's OAuth 2.0 code against an authorization server nobody here wrote: Authlib (`scripts/oauth-authlib`
@@ -252,7 +252,7 @@ extension Conformance {
             let lab = try await OAuthLab.running(on: transport)
             let service = try lab.registered(.service)
             // The authenticator's clock runs ahead when the test says so; the token endpoint's lifetimes are real.
-            let ahead = Mutex<TimeInterval>(0)
+            let ahead = LockedBox<TimeInterval>(0)
             let (authenticator, client) = try serviceSession(lab, now: { Date() + ahead.withLock { $0 } })
             let before = try await lab.stats()
             try await lab.setLifetime(30, of: .service)

@@ -1,7 +1,7 @@
 import Courier
+import CourierCore
 import CourierTestServer
 import Foundation
-import Synchronization
 import Testing
 
 extension Conformance {
@@ -39,7 +39,7 @@ extension Conformance {
             try await withTestServer { server in
                 let origin = server.baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
                 let location = example.reference.replacingOccurrences(of: "ORIGIN", with: origin)
-                let redirected = Mutex(false)
+                let redirected = LockedBox(false)
                 let targetPath = String(example.target.prefix { $0 != "?" })
                 server.register("GET", "/b/c/d;p") { request in
                     // The first visit redirects; a second (the reference resolves to the same URL) answers.

@@ -1,9 +1,9 @@
 import Courier
+import CourierCore
 import CourierTestServer
 import Foundation
 import HTTPTypes
 import Logging
-import Synchronization
 import Testing
 
 extension Conformance {
@@ -30,7 +30,7 @@ extension Conformance {
 
         /// Keeps every log line with its metadata.
         final class LogCapture: Sendable {
-            private let lines = Mutex<[String]>([])
+            private let lines = LockedBox<[String]>([])
 
             var all: [String] { lines.withLock { $0 } }
 
@@ -81,7 +81,7 @@ extension Conformance {
 
         /// The requests as they left the adapters, for their cURL descriptions.
         final class SentRequests: Sendable {
-            let requests = Mutex<[OutgoingRequest]>([])
+            let requests = LockedBox<[OutgoingRequest]>([])
         }
 
         /// Sends a planted request to `baseURL` on `transport` and returns every string Courier produced for it.

@@ -1,11 +1,11 @@
 import Courier
 import CourierAsyncHTTPClient
+import CourierCore
 import CourierTestServer
 import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
-import Synchronization
 import Testing
 
 /// What AsyncHTTPClientTransport names a refused chain after its diagnosis handshake: `certificateExpired` only when
@@ -163,13 +163,13 @@ final class ChainServer: Sendable {
     let baseURL: URL
 
     /// Connections accepted.
-    var connectionCount: Int { counts.connections.load(ordering: .relaxed) }
+    var connectionCount: Int { counts.connections.withLock { $0 } }
     /// Connections that received application data after the handshake: requests that reached the server.
-    var requestCount: Int { counts.requests.load(ordering: .relaxed) }
+    var requestCount: Int { counts.requests.withLock { $0 } }
 
     final class Counts: Sendable {
-        let connections = Atomic(0)
-        let requests = Atomic(0)
+        let connections = LockedBox(0)
+        let requests = LockedBox(0)
     }
 
     private init(channel: any Channel, counts: Counts) throws {
@@ -191,7 +191,7 @@ final class ChainServer: Sendable {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                counts.connections.add(1, ordering: .relaxed)
+                counts.connections.withLock { $0 += 1 }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
                         NIOSSLServerHandler(context: context), RequestCounter(counts: counts),
@@ -215,7 +215,7 @@ final class ChainServer: Sendable {
         init(counts: Counts) { self.counts = counts }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            counts.requests.add(1, ordering: .relaxed)
+            counts.requests.withLock { $0 += 1 }
             context.close(promise: nil)
         }
 

@@ -1,9 +1,9 @@
 import Courier
+import CourierCore
 import CourierTestServer
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
-import Synchronization
 import Testing
 
 @testable import CourierOpenAPI
@@ -104,7 +104,7 @@ struct BodyLimitTests {
     }
 
     final class SeenHeaders: Sendable {
-        private let box = Mutex<(String?, String?)>((nil, nil))
+        private let box = LockedBox<(String?, String?)>((nil, nil))
         func record(_ length: String?, _ encoding: String?) { box.withLock { $0 = (length, encoding) } }
         var value: (String?, String?) { box.withLock { $0 } }
     }

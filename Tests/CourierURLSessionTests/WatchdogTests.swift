@@ -1,7 +1,6 @@
 import CourierCore
 import Foundation
 import HTTPTypes
-import Synchronization
 import Testing
 
 @testable import CourierURLSession
@@ -113,7 +112,7 @@ import Testing
         func deadlineDuringProbe() async throws {
             let lane = SessionLane(configuration: .ephemeral)
             defer { lane.invalidate() }
-            let probes = Mutex(0)
+            let probes = LockedBox(0)
             let watchdog = Watchdog { _, _, _ in
                 probes.withLock { $0 += 1 }
                 // A resolver that takes 10 s: the stand-in for a slow DNS server, not a synchronisation.

@@ -1,5 +1,5 @@
+import CourierCore
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -72,7 +72,7 @@ enum Sockets {
 
         /// What the server's thread reports.
         private final class Outcome: Sendable {
-            let bodyBytes = Mutex<Int?>(nil)
+            let bodyBytes = LockedBox<Int?>(nil)
         }
 
         init(bytesPerSecond: Int) throws {

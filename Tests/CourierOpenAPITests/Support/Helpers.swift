@@ -1,9 +1,9 @@
 import Courier
+import CourierCore
 import CourierOpenAPI
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
-import Synchronization
 import Testing
 
 /// The generated client on a ``CourierTransport`` over `courier`.
@@ -21,7 +21,7 @@ func generatedClient(
 
 /// A count shared with a server route.
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = LockedBox(0)
 
     /// Adds one; returns the new count.
     @discardableResult
@@ -37,7 +37,7 @@ final class Counter: Sendable {
 
 /// A middleware that records the status of every response it sees, and how often it ran.
 final class RecordingMiddleware: ClientMiddleware {
-    private let seen = Mutex<[Int]>([])
+    private let seen = LockedBox<[Int]>([])
 
     var statuses: [Int] { seen.withLock { $0 } }
 

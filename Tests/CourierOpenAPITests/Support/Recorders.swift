@@ -1,7 +1,7 @@
 import Courier
+import CourierCore
 import Foundation
 import Logging
-import Synchronization
 
 /// Keeps every event of the client's calls; ``untilCallsEnded(_:)`` waits for the last event of that many calls.
 ///
@@ -51,7 +51,7 @@ final class EventCapture: EventMonitor {
 
 /// Keeps every log line with its metadata.
 final class LogCapture: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = LockedBox<[String]>([])
 
     var allText: [String] { lines.withLock { $0 } }
 

@@ -1,8 +1,8 @@
 import Courier
+import CourierCore
 import CourierTesting
 import Foundation
 import HTTPTypes
-import Synchronization
 import Testing
 
 /// RFC 5861, the offline fallback, must-revalidate (row 40) and the per-request cache policies.
@@ -428,7 +428,7 @@ struct CacheStalenessTests {
 
 /// A flag set once, read from a mock's handler.
 private final class LockedFlag: Sendable {
-    private let state = Mutex(false)
+    private let state = LockedBox(false)
     var isSet: Bool { state.withLock { $0 } }
     func set() { state.withLock { $0 = true } }
 }

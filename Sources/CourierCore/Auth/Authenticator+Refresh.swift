@@ -80,6 +80,8 @@ extension Authenticator {
     private func run(flight id: Int, refreshing credential: Credential?) async {
         let result: Result<Credential, any Error>
         let started = now()
+        // A sign-out during an acquisition (no credential before it, none after) is a change too.
+        let signOuts = signOutCount
         do {
             let renewed: Credential
             // Another process's renewal is adopted, unless it has expired since: then it is renewed in turn (its
@@ -93,9 +95,9 @@ extension Authenticator {
                     try await renew(stored ?? credential)
                 }
             }
-            result = await adopt(renewed, replacing: credential, requestedAt: started)
+            result = await adopt(renewed, replacing: credential, signOuts: signOuts, requestedAt: started)
         } catch {
-            if let outcome = sessionChanged(since: credential) {
+            if let outcome = sessionChanged(since: credential, signOuts: signOuts) {
                 // A sign-in or sign-out during the refresh wins over its failure too: the waiters get the new
                 // session's credential (or its end), not an error of the session that is gone.
                 result = outcome
@@ -105,8 +107,8 @@ extension Authenticator {
                 // Another process sharing the store renewed the same credential while this refresh was in flight
                 // (the server rotated the refresh token for it, hence `invalid_grant` here): its renewal is this
                 // session's too. Ending the session would sign this process out and clear the store it saved.
-                result = await adopt(stored, replacing: credential, requestedAt: started)
-            } else if let outcome = sessionChanged(since: credential) {
+                result = await adopt(stored, replacing: credential, signOuts: signOuts, requestedAt: started)
+            } else if let outcome = sessionChanged(since: credential, signOuts: signOuts) {
                 // A sign-in or sign-out while the store was re-read.
                 result = outcome
             } else {
@@ -141,16 +143,31 @@ extension Authenticator {
         return stored
     }
 
+    /// Saves `credential`, which the store did not take when it was renewed (``unsaved``); on failure, again in 5
+    /// seconds at the earliest. A sign-in, sign-out or another renewal meanwhile makes it moot.
+    func saveAgain(_ credential: Credential) async {
+        unsaved = (credential.version, now().addingTimeInterval(5))
+        do {
+            try await inStoreOrder { [store, credential] in try await store.save(credential) }
+        } catch {
+            return
+        }
+        guard unsaved?.version == credential.version else { return }
+        unsaved = nil
+        knownStored = credential
+        storeIsStale = false
+    }
+
     static func sameTokens(_ one: Credential, _ other: Credential?) -> Bool {
         one.accessToken == other?.accessToken && one.refreshToken == other?.refreshToken
     }
 
     /// Numbers, saves and installs a renewed credential, unless the session changed meanwhile.
     private func adopt(
-        _ renewed: Credential, replacing old: Credential?, requestedAt: Date
+        _ renewed: Credential, replacing old: Credential?, signOuts: Int, requestedAt: Date
     ) async -> Result<Credential, any Error> {
         // A sign-in or sign-out during the refresh wins: its state stands and the renewed credential is dropped.
-        if let outcome = sessionChanged(since: old) { return outcome }
+        if let outcome = sessionChanged(since: old, signOuts: signOuts) { return outcome }
         latestVersion += 1
         var fresh = renewed
         fresh.version = latestVersion
@@ -159,11 +176,15 @@ extension Authenticator {
             try await inStoreOrder { [store, fresh] in try await store.save(fresh) }
             knownStored = fresh
             storeIsStale = false
+            unsaved = nil
         } catch {
             saveFailure = "\(error)"
+            // The store holds an older credential now; the next call that uses this one saves it again.
+            storeIsStale = true
+            unsaved = (fresh.version, now())
         }
         // One that happened during the save queued its store operation after it, so the store agrees with it.
-        if let outcome = sessionChanged(since: old) { return outcome }
+        if let outcome = sessionChanged(since: old, signOuts: signOuts) { return outcome }
         session = .active(fresh)
         renewedLifetime = fresh.expiresAt.map { (fresh.version, $0.timeIntervalSince(requestedAt)) }
         rejectedVersion = nil
@@ -176,11 +197,11 @@ extension Authenticator {
     }
 
     /// What waiters get when the session is no longer the one `old` belongs to (`nil`: the signed-out state an
-    /// acquisition started from); `nil` when it still is.
-    private func sessionChanged(since old: Credential?) -> Result<Credential, any Error>? {
+    /// acquisition started from, with `signOuts` sign-outs before it); `nil` when it still is.
+    private func sessionChanged(since old: Credential?, signOuts: Int) -> Result<Credential, any Error>? {
         switch (session, old) {
         case (.active(let current), let old?) where current.version == old.version: nil
-        case (.signedOut, nil): nil
+        case (.signedOut, nil) where signOuts == signOutCount: nil
         case (.active(let current), _): .success(current)
         case (.signedOut, _), (.unloaded, _), (.ended, _):
             .failure(Self.reauthentication("the session ended while the credential was being renewed"))

@@ -109,6 +109,13 @@ public actor Authenticator {
     /// Whether the store holds a credential older than the session's, which a sign-in could not replace: none of
     /// it is adopted as a renewal until a save succeeds.
     var storeIsStale = false
+    /// A renewed credential the store did not take (its save failed), and when to save it again: at the next call
+    /// that uses it, then at most every 5 seconds. A rotated refresh token exists only here until then; an app
+    /// killed before it reaches the store would start again with the old one, which the server refuses.
+    var unsaved: (version: Int, retryAt: Date)?
+    /// The sign-outs so far: a sign-out during an acquisition leaves the session as signed out as before, and
+    /// its count tells that it happened (the acquired credential is then dropped, not saved after the clear).
+    var signOutCount = 0
 
     /// Creates an authenticator.
     ///
@@ -154,6 +161,9 @@ public actor Authenticator {
     ///   credential cannot be used without it (it expired, or the server rejected it).
     public func validCredential() async throws -> Credential? {
         guard let credential = try await loadedCredential() else { return try await acquiredCredential() }
+        if let unsaved, unsaved.version == credential.version, now() >= unsaved.retryAt {
+            await saveAgain(credential)
+        }
         do {
             if let flight, flight.version == credential.version {
                 return try await wait(for: flight.id)
@@ -273,6 +283,7 @@ public actor Authenticator {
     /// - Returns: The credential as installed, with its version.
     @discardableResult
     package func install(_ credential: Credential, keepingSignatures: Bool = false) -> Credential {
+        unsaved = nil
         latestVersion += 1
         var installed = credential
         installed.version = latestVersion
@@ -299,6 +310,8 @@ public actor Authenticator {
     /// Ends the session as ``signOut()`` does, without clearing the store: for a store that another process has
     /// signed out (a fleet's watcher). Clearing it again would sign out a session that began there since.
     package func endSignedOutSession() {
+        unsaved = nil
+        signOutCount += 1
         session = .signedOut
         rejectedVersion = nil
         signatures.removeAll()

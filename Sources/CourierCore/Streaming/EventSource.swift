@@ -144,6 +144,8 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private var failedReconnects = 0
         /// When the current connection was accepted as an event stream.
         private var acceptedAt: ContinuousClock.Instant?
+        /// Whether the current connection brought any byte (an event, a comment, a heartbeat).
+        private var heardOnConnection = false
         /// Connections made so far (counted by the stream's log line, which reports them).
         public var connections: Int { logLine?.connections ?? 0 }
         /// The IDs delivered, newest last (bounded), each with a fingerprint of every event delivered under it (its
@@ -264,6 +266,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                         throw error
                     }
                     if let body, let chunk = try await step({ try await body.next() }) {
+                        heardOnConnection = true
                         var parsed: [(event: ServerSentEvent, idFromThisStream: Bool)] = []
                         do {
                             try parser.parse(chunk, markingIDs: { parsed.append(($0, $1)) })
@@ -345,6 +348,7 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
             }
             body = StreamBodyReader(live.makeAsyncIterator())
             acceptedAt = .now
+            heardOnConnection = false
             skippingReplays = connections > 1
             seenOnConnection = [:]
             return true
@@ -352,11 +356,18 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
 
         /// Ends the current connection and waits before the next, or gives up when the budget is spent.
         private mutating func drop(reason: String, error: (any Error)?) async throws {
-            // A connection the server kept open for longer than the longest pause between reconnects was not a failed
-            // attempt, though it brought no event: a quiet stream cut by the idle timeout or a proxy's connection
-            // lifetime reconnects with a fresh budget. One that closes sooner (a server accepting and closing at once)
-            // still counts, so such a server is not hammered.
-            if let acceptedAt, ContinuousClock.now - acceptedAt >= source.policy.maxDelay { failedReconnects = 0 }
+            // A connection that was a stream, though it brought no event, was not a failed attempt, and reconnects with
+            // a fresh budget: one the server kept open for longer than the longest pause between reconnects, one that
+            // brought any byte (a heartbeat comment before a server's connection lifetime cut it: Tomcat's 30 s), and
+            // one the idle timeout cut (the server kept it open and quiet). As a browser's EventSource, it reconnects
+            // for as long as the server answers. One the server accepts and closes at once, silent, still counts, so
+            // such a server is not hammered.
+            if let acceptedAt,
+                heardOnConnection || (error as? CourierError)?.code == .idleTimeout
+                    || ContinuousClock.now - acceptedAt >= source.policy.maxDelay
+            {
+                failedReconnects = 0
+            }
             acceptedAt = nil
             body = nil
             parser.finish()

@@ -520,6 +520,70 @@ struct AuthenticatorTests {
         func clear() async throws {}
     }
 
+    /// A store whose next save fails once (a full disk, a Keychain that is locked for a moment).
+    actor FlakyStore: CredentialStore {
+        private var credential: Credential?
+        var failsNextSave = false
+
+        func load() async throws -> Credential? { credential }
+        func save(_ credential: Credential) async throws {
+            if failsNextSave {
+                failsNextSave = false
+                throw CourierError(code: .credentialStoreFailed, stage: .adapt, message: "the disk is full")
+            }
+            self.credential = credential
+        }
+        func clear() async throws { credential = nil }
+        func failNextSave() { failsNextSave = true }
+    }
+
+    @Test("a rotated credential the store did not take is saved again at the next call, with no token request")
+    func failedRenewalSaveIsRetried() async throws {
+        let store = FlakyStore()
+        let harness = try await F.harness(store: store)
+        await store.failNextSave()
+        F.stubTokenEndpoint(harness.mock)
+        F.stubAPI(harness.mock, accepting: { "access-2" })
+
+        // Rotated: refresh-1 is spent at the server, and the save of refresh-2 failed. The replay of the rejected
+        // call, and any later call, saves it again.
+        #expect(try await harness.client.send(Probe()) == "ok")
+        #expect(try await harness.client.send(Probe()) == "ok")
+        // Before: the store kept refresh-1 until the next refresh, an hour later; an app killed meanwhile started
+        // again with a refresh token the server had rotated away, and was signed out.
+        #expect(try await store.load()?.refreshToken == "refresh-2")
+        #expect(try await harness.authenticator.currentCredential()?.refreshToken == "refresh-2")
+        #expect(harness.tokenRequests.count == 1)
+    }
+
+    /// A client-credentials acquirer that waits at `gate` before it answers.
+    struct GatedAcquirer: TokenAcquirer {
+        let gate: JobFixtures.Gate
+        func acquire() async throws -> Credential {
+            await gate.enter("acquire")
+            return Credential(accessToken: "acquired", refreshToken: nil, expiresAt: F.start.addingTimeInterval(3600))
+        }
+        func refresh(_ credential: Credential) async throws -> Credential { try await acquire() }
+    }
+
+    @Test("a sign-out while a first credential is being acquired wins: the acquired one is dropped, not stored")
+    func signOutDuringAcquisition() async throws {
+        let store = InMemoryCredentialStore()
+        let gate = JobFixtures.Gate()
+        let authenticator = Authenticator(store: store, refresher: GatedAcquirer(gate: gate), now: { F.start })
+        let waiting = Task { try await authenticator.validCredential() }
+        var arrivals = gate.arrivals.makeAsyncIterator()
+        _ = await arrivals.next()  // the acquisition is out
+        try await authenticator.signOut()
+        gate.release("acquire")
+        let outcome = await waiting.result
+        // Before: the acquisition saw "signed out" before and after, took it for no change, and stored its token
+        // after the sign-out's clear.
+        #expect(await store.load() == nil)
+        #expect(try await authenticator.currentCredential() == nil)
+        #expect(throws: CourierError.self) { try outcome.get() }
+    }
+
     @Test("after a sign-in the store could not save, a refresh does not adopt the store's older credential")
     func failedSignInSaveIsNotARenewal() async throws {
         let harness = try await F.harness(store: UnwritableStore(), signIn: nil)

@@ -86,6 +86,8 @@ struct EventSourceTests {
     struct QuietStreams: Transport {
         let quiet: Int
         let silence: Duration
+        /// Whether each stream sends a heartbeat comment and the server then ends it, instead of the idle timeout.
+        var heartbeat = false
         let sent = DecisionFixtures.Counter()
 
         func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
@@ -93,11 +95,17 @@ struct EventSourceTests {
                 return TransportResponse(head: HTTPResponse(status: .noContent), body: MessageBody([UInt8]()))
             }
             let silence = silence
+            let heartbeat = heartbeat
             let body = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+                if heartbeat { continuation.yield(ArraySlice(": ping\n\n".utf8)) }
                 // The server's silence, which the behaviour under test depends on (not a synchronisation).
                 let task = Task {
                     try? await Task.sleep(for: silence)
-                    continuation.finish(throwing: CourierError(code: .idleTimeout, stage: .transport))
+                    if heartbeat {
+                        continuation.finish()  // the server's connection lifetime
+                    } else {
+                        continuation.finish(throwing: CourierError(code: .idleTimeout, stage: .transport))
+                    }
                 }
                 continuation.onTermination = { _ in task.cancel() }
             }
@@ -112,6 +120,22 @@ struct EventSourceTests {
         let transport = QuietStreams(quiet: 4, silence: .milliseconds(100))
         let client = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
         let policy = ReconnectPolicy(maxReconnects: 2, defaultDelay: .zero, jitter: 0, maxDelay: .milliseconds(50))
+        var events = 0
+        for try await _ in client.events(Notifications(), reconnect: policy) { events += 1 }
+        #expect(events == 0)
+        #expect(transport.sent.count == 5)
+    }
+
+    @Test(
+        "a quiet stream shorter than maxDelay keeps the budget when the idle timeout cut it or a heartbeat came on it",
+        arguments: [false, true])
+    func quietShortConnectionsKeepTheBudget(heartbeat: Bool) async throws {
+        var transport = QuietStreams(quiet: 4, silence: .milliseconds(50))
+        transport.heartbeat = heartbeat
+        let client = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+        // Before: each connection, shorter than maxDelay, counted as a failed reconnect; the third threw
+        // reconnectLimit (with the default policy, about 12 minutes into a stream that is healthy but quiet).
+        let policy = ReconnectPolicy(maxReconnects: 2, defaultDelay: .zero, jitter: 0, maxDelay: .seconds(5))
         var events = 0
         for try await _ in client.events(Notifications(), reconnect: policy) { events += 1 }
         #expect(events == 0)

@@ -43,9 +43,10 @@ public struct OAuth2RefreshTokenRefresher: TokenRefresher {
     public var clientID: String { authentication.clientID }
 
     /// The `error` values of a token error response that mean the grant is dead and the user must sign in again:
-    /// `invalid_grant` only (RFC 6749 §5.2). `invalid_client` and its kin are configuration errors
+    /// `invalid_grant` (RFC 6749 §5.2), and `bad_refresh_token`, GitHub's for an expired or revoked refresh token
+    /// (which it answers with a 200). `invalid_client` and its kin are configuration errors
     /// (``CourierError/Code/clientAuthenticationFailed``).
-    public static let reauthenticationErrors: Set<String> = ["invalid_grant"]
+    public static let reauthenticationErrors: Set<String> = ["invalid_grant", "bad_refresh_token"]
 
     /// Creates a refresher that authenticates the client with `authentication`.
     ///

@@ -34,16 +34,19 @@ public struct OAuth2TokenError: Error, Sendable, Hashable, CustomStringConvertib
     }
 
     /// The Courier code for this error in a token request of `grant`:
-    /// - `invalid_grant` → ``CourierError/Code/reauthenticationRequired`` (the grant is dead: sign in again);
-    ///   for the client-credentials grant, which has no user grant to lose, it is
+    /// - `invalid_grant`, and the other values of ``OAuth2RefreshTokenRefresher/reauthenticationErrors`` →
+    ///   ``CourierError/Code/reauthenticationRequired`` (the grant is dead: sign in again); for the
+    ///   client-credentials grant, which has no user grant to lose, it is
     ///   ``CourierError/Code/clientAuthenticationFailed``;
     /// - `invalid_scope` → ``CourierError/Code/scopeRejected``;
     /// - `invalid_client`, `unauthorized_client`, `unsupported_grant_type`, `invalid_request` →
     ///   ``CourierError/Code/clientAuthenticationFailed`` (a configuration error);
     /// - any other value → `nil`: the status decides.
     func code(forGrant grant: String) -> CourierError.Code? {
-        switch error {
-        case "invalid_grant": grant == "client_credentials" ? .clientAuthenticationFailed : .reauthenticationRequired
+        if OAuth2RefreshTokenRefresher.reauthenticationErrors.contains(error) {
+            return grant == "client_credentials" ? .clientAuthenticationFailed : .reauthenticationRequired
+        }
+        return switch error {
         case "invalid_scope": .scopeRejected
         case "invalid_client", "unauthorized_client", "unsupported_grant_type", "invalid_request":
             .clientAuthenticationFailed
@@ -216,8 +219,18 @@ struct OAuth2TokenResponseParser: ResponseParser {
 
     func parse(_ response: ReceivedResponse, context: ParseContext) throws -> OAuth2TokenResponse {
         guard response.status.kind == .successful else { throw failure(for: response) }
-        if let tokenError = tokenError(in: response), let error = outcome(of: tokenError, response: response) {
-            throw error
+        if let tokenError = tokenError(in: response) {
+            // An error where a token should be: its mapped outcome, or one that keeps the server's error (a
+            // provider's own code), which a custom refresher can read, rather than "not a token response".
+            throw outcome(of: tokenError, response: response)
+                ?? CourierError(
+                    code: .decodingFailed,
+                    stage: .parse,
+                    message: "the token endpoint answered \(response.status.code) with the error "
+                        + "\(tokenError.error.prefix(64)) instead of a token",
+                    response: response.head,
+                    underlyingError: tokenError
+                )
         }
         do {
             let token = try JSONDecoder().decode(OAuth2TokenResponse.self, from: response.body)

@@ -280,6 +280,31 @@ struct AuthenticatorTests {
         }
     }
 
+    @Test(
+        "an error where a token should be (a 200): a dead grant ends the session, another keeps the server's error",
+        arguments: [
+            ("bad_refresh_token", CourierError.Code.reauthenticationRequired),
+            ("invalid_grant", .reauthenticationRequired),
+            ("slow_down_please", .decodingFailed),
+        ])
+    func tokenErrorInASuccess(tokenError: String, code: CourierError.Code) async throws {
+        let deferred = F.DeferredRefresher()
+        let authenticator = Authenticator(refresher: deferred, now: { F.start })
+        let (client, mock) = Fixtures.client { $0.authenticate(with: authenticator) }
+        deferred.set(OAuth2RefreshTokenRefresher(client: client, path: F.tokenPath, clientID: "app", now: { F.start }))
+        try await authenticator.signIn(F.signedIn())
+        // GitHub answers an expired or revoked refresh token so: 200 with an error body.
+        mock.stub(.post, F.tokenPath, with: .json(raw: #"{"error":"\#(tokenError)"}"#, status: 200))
+        F.stubAPI(mock, accepting: { "never" })
+
+        let error = await expectCourierError { try await client.send(Probe()) }
+        let cause = error.flatMap { $0.underlyingError as? CourierError } ?? error
+        #expect(error?.code == code || cause?.code == code, "\(String(describing: error))")
+        // Before: "not a valid OAuth 2.0 token response", with no trace of the server's error; a dead grant kept
+        // the session alive, each call spending a token request until the storm guard stopped them.
+        #expect("\(String(describing: error))".contains(tokenError), "\(String(describing: error))")
+    }
+
     @Test("row 33: invalid_grant fails every waiter with reauthenticationRequired, ends the session, no loop")
     func invalidGrantEndsTheSession() async throws {
         let store = InMemoryCredentialStore()

@@ -98,8 +98,10 @@
             /// Whether the keeper stopped reading ahead at ``readAheadLimit`` (so an idle timeout is the reader's).
             var stoppedReadingAhead: Bool { state.withLock { $0.isFull } }
 
-            /// The next chunk: read ahead, or from AsyncHTTPClient.
+            /// The next chunk: read ahead, or from AsyncHTTPClient. A cancelled reader gets `CancellationError`, not
+            /// the chunks read ahead for it (as AsyncHTTPClient's own iterator would throw it).
             func next() async throws -> ByteBuffer? {
+                try Task.checkCancellation()
                 if let idle,
                     state.withLock({ $0.keeper == nil && $0.end == nil && $0.readAheadBytes < Self.readAheadLimit })
                 {

@@ -138,6 +138,23 @@ extension Conformance {
         }
 
         @Test(
+            "a reader cancelled after holding back gets CancellationError, not what was read ahead for it",
+            arguments: TransportKind.all)
+        func cancelledAfterHoldingBack(transport: TransportKind) async throws {
+            try await withTestServer { server in
+                let reader = Task {
+                    // Held back for more than the idle timeout: AsyncHTTPClient's transport read ahead meanwhile.
+                    var (iterator, _) = try await Self.holdBack(
+                        transport, server, path: "/stream-bytes/\(4 * 1_048_576)", readsFirst: true)
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await iterator.next()?.count
+                }
+                // Before: the chunks read ahead were handed out to the cancelled reader, up to 4 MiB of them.
+                await #expect(throws: CancellationError.self) { _ = try await reader.value }
+            }
+        }
+
+        @Test(
             "a reader that holds back still learns at once that the server went silent",
             arguments: TransportKind.all)
         func silenceWhileHoldingBack(transport: TransportKind) async throws {

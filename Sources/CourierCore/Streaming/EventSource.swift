@@ -522,9 +522,16 @@ struct EventStreamAdapter: RequestAdapter {
         }
         request.head.headerFields[.cacheControl] = "no-cache"
         if let lastEventID, !lastEventID.isEmpty, let name = HTTPField.Name("Last-Event-ID") {
-            // An ID never holds NUL, LF or CR (the parser drops or splits on them); other control characters are
-            // refused here with a typed error.
-            request.head.headerFields[name] = try HeaderValidation.validatedValue(lastEventID, for: "Last-Event-ID")
+            // An ID never holds NUL, LF or CR (the parser drops or splits on them). One with another control
+            // character cannot be a field value (RFC 9110 §5.5): the stream resumes without it, as from its start,
+            // rather than ending because of an ID the server chose.
+            if let value = try? HeaderValidation.validatedValue(lastEventID, for: "Last-Event-ID") {
+                request.head.headerFields[name] = value
+            } else {
+                context.logger.warning(
+                    "event stream: the last event ID has a control character and cannot be sent; reconnecting without it"
+                )
+            }
         }
         return request
     }

@@ -142,6 +142,25 @@ struct EventSourceTests {
         #expect(transport.sent.count == 5)
     }
 
+    @Test("an event ID with a control character, which no header can carry, resumes without Last-Event-ID")
+    func unsendableEventID() async throws {
+        let mock = MockTransport()
+        mock.stub(
+            .get, "/notifications",
+            with: [Self.stream("retry: 1\nid: a\u{01}b\ndata: x\n\n"), Self.stream("data: y\n\n"), .status(204)])
+        var events: [String] = []
+        // Before: the reconnect failed with invalidHeader, which ended the sequence.
+        for try await event in Self.client(mock).events(Notifications(), reconnect: ReconnectPolicy(maxReconnects: 1)) {
+            events.append(event.data)
+        }
+        #expect(events == ["x", "y"])
+        #expect(mock.recordedRequests.count == 3)
+        #expect(
+            mock.recordedRequests.dropFirst().allSatisfy {
+                $0.head.headerFields[HTTPField.Name("Last-Event-ID")!] == nil
+            })
+    }
+
     @Test("a server whose IDs restarted (new data under IDs already delivered) loses no event after a reconnect")
     func reusedIDsWithNewData() async throws {
         let mock = MockTransport()

@@ -279,10 +279,11 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
                         try await drop(reason: "the server ended the stream", error: nil)
                     }
                 } catch let error as CourierError
-                    where error.code == .eventTooLarge || error.code == .lineTooLarge || error.code == .bodyTooLarge
+                    where [.eventTooLarge, .lineTooLarge, .bodyTooLarge, .decompressionLimit].contains(error.code)
                 {
                     // A limit is not a reason to reconnect: the next connection would break it again (the request's
-                    // own maxResponseBodySize included, which would otherwise cut the stream and reconnect forever).
+                    // own maxResponseBodySize included, which would otherwise cut the stream and reconnect forever;
+                    // a compressed stream past the transport's decompression limit, replayed from its start).
                     body = nil
                     isFinished = true
                     throw error

@@ -142,6 +142,40 @@ struct EventSourceTests {
         #expect(transport.sent.count == 5)
     }
 
+    /// A stream that sends one event and then fails with `error`, as a transport reports a limit.
+    struct FailingStream: Transport {
+        let error: CourierError
+        let sent = DecisionFixtures.Counter()
+
+        func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
+            _ = sent.next()
+            let error = error
+            let body = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
+                continuation.yield(ArraySlice("data: first\n\n".utf8))
+                continuation.finish(throwing: error)
+            }
+            var head = HTTPResponse(status: .ok)
+            head.headerFields[.contentType] = "text/event-stream"
+            return TransportResponse(head: head, body: MessageBody(body, length: .unknown, iterationBehavior: .single))
+        }
+    }
+
+    @Test("a decompression limit ends the stream like the other limits: no reconnect that would replay it")
+    func decompressionLimitIsNotReconnected() async throws {
+        let transport = FailingStream(error: CourierError(code: .decompressionLimit, stage: .transport))
+        let client = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+        var events: [String] = []
+        let error = await expectCourierError {
+            for try await event in client.events(Notifications(), reconnect: ReconnectPolicy(defaultDelay: .zero)) {
+                events.append(event.data)
+            }
+        }
+        #expect(error?.code == .decompressionLimit)
+        #expect(events == ["first"])
+        // Before: reconnected (5 times with the default budget), each connection from the stream's start.
+        #expect(transport.sent.count == 1)
+    }
+
     @Test("an event ID with a control character, which no header can carry, resumes without Last-Event-ID")
     func unsendableEventID() async throws {
         let mock = MockTransport()

@@ -321,7 +321,15 @@ public actor Authenticator {
     /// The credential of the session, reading the store on first use.
     func loadedCredential() async throws -> Credential? {
         if case .unloaded = session {
-            let loaded = try await inStoreOrder { [store] in try await store.load() }
+            let loaded: Credential?
+            do {
+                loaded = try await inStoreOrder { [store] in try await store.load() }
+            } catch  where refresher is any TokenAcquirer {
+                // A client-credentials session keeps nothing a person must enter again: a store that cannot be read
+                // (a corrupt file) is replaced by the next acquisition's save, rather than failing every call until
+                // someone deletes the file. (A user's session fails instead: signing in again replaces it.)
+                loaded = nil
+            }
             knownStored = loaded
             if case .unloaded = session {
                 if let loaded {

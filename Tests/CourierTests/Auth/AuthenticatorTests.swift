@@ -591,6 +591,32 @@ struct AuthenticatorTests {
         func refresh(_ credential: Credential) async throws -> Credential { try await acquire() }
     }
 
+    /// A client-credentials acquirer that issues `acquired-N`.
+    struct CountingAcquirer: TokenAcquirer {
+        let count = DecisionFixtures.Counter()
+        func acquire() async throws -> Credential {
+            Credential(
+                accessToken: "acquired-\(count.next())", refreshToken: nil, expiresAt: F.start.addingTimeInterval(3600))
+        }
+        func refresh(_ credential: Credential) async throws -> Credential { try await acquire() }
+    }
+
+    @Test("client credentials: a store that cannot be read (a corrupt file) is replaced by the next acquisition")
+    func corruptStoreIsReplacedByAnAcquisition() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("credential.json")
+        try Data("not json".utf8).write(to: file)
+        let store = FileCredentialStore(url: file)
+        let authenticator = Authenticator(store: store, refresher: CountingAcquirer(), now: { F.start })
+
+        // Before: every call failed with credentialStoreFailed until someone deleted the file.
+        #expect(try await authenticator.validCredential()?.accessToken == "acquired-1")
+        #expect(try await store.load()?.accessToken == "acquired-1")
+        #expect(try await authenticator.validCredential()?.accessToken == "acquired-1")
+    }
+
     @Test("a sign-out while a first credential is being acquired wins: the acquired one is dropped, not stored")
     func signOutDuringAcquisition() async throws {
         let store = InMemoryCredentialStore()

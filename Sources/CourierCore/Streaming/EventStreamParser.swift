@@ -101,7 +101,8 @@ public struct EventStreamParser: Sendable {
     /// - Parameter bytes: The next bytes of the stream.
     /// - Returns: The dispatched events, in order.
     /// - Throws: ``CourierError/Code/lineTooLarge`` or ``CourierError/Code/eventTooLarge``, as
-    ///   ``parse(_:into:)`` does.
+    ///   ``parse(_:into:)`` does. The events the chunk completed before the limit are not returned then: to keep
+    ///   them, parse with ``parse(_:into:)``, which hands each one out before it throws.
     public mutating func parse(_ bytes: some Collection<UInt8>) throws -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         try parse(bytes) { events.append($0) }

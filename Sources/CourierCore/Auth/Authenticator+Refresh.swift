@@ -153,9 +153,14 @@ extension Authenticator {
             return
         }
         guard unsaved?.version == credential.version else { return }
-        unsaved = nil
+        storeHolds(credential)
+    }
+
+    /// Notes that the store holds `credential` now (a save succeeded): it is no longer stale, nor is anything unsaved.
+    func storeHolds(_ credential: Credential) {
         knownStored = credential
         storeIsStale = false
+        unsaved = nil
     }
 
     static func sameTokens(_ one: Credential, _ other: Credential?) -> Bool {
@@ -174,9 +179,7 @@ extension Authenticator {
         var saveFailure: String?
         do {
             try await inStoreOrder { [store, fresh] in try await store.save(fresh) }
-            knownStored = fresh
-            storeIsStale = false
-            unsaved = nil
+            storeHolds(fresh)
         } catch {
             saveFailure = "\(error)"
             // The store holds an older credential now; the next call that uses this one saves it again.

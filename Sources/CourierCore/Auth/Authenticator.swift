@@ -268,8 +268,7 @@ public actor Authenticator {
             storeIsStale = true
             throw error
         }
-        knownStored = installed
-        storeIsStale = false
+        storeHolds(installed)
         return installed
     }
 

@@ -121,25 +121,22 @@ enum RequestValidator {
                     inQuery = byte == UInt8(ascii: "?")
                 case UInt8(ascii: "."):
                     dots += 1
-                case UInt8(ascii: "%")
-                where index + 1 < bytes.count && bytes[index] == UInt8(ascii: "2")
-                    && (bytes[index + 1] == UInt8(ascii: "E") || bytes[index + 1] == UInt8(ascii: "e")):
-                    dots += 1
-                    encoded = true
-                    index += 2
-                case UInt8(ascii: "%")
-                where index + 1 < bytes.count
-                    && ((bytes[index] == UInt8(ascii: "2")
-                        && (bytes[index + 1] == UInt8(ascii: "F") || bytes[index + 1] == UInt8(ascii: "f")))
-                        || (bytes[index] == UInt8(ascii: "5")
-                            && (bytes[index + 1] == UInt8(ascii: "C") || bytes[index + 1] == UInt8(ascii: "c")))):
-                    if endsEncodedDotSegment(encodedSeparator: true) { return dotSegment }
-                    index += 2
-                case UInt8(ascii: "%")
-                where index + 1 < bytes.count && bytes[index] == UInt8(ascii: "0")
-                    && bytes[index + 1] == UInt8(ascii: "0"):
-                    return "the path has an empty pathSegment value, or a percent-encoded NUL (%00): a segment must "
-                        + "not be empty ('/users//posts' and '/users/' reach other resources on many servers)"
+                case UInt8(ascii: "%") where index + 1 < bytes.count:
+                    // The escapes servers decode into path syntax, hex in either case (`| 0x20` lowers a letter).
+                    switch (bytes[index], bytes[index + 1] | 0x20) {
+                    case (UInt8(ascii: "2"), UInt8(ascii: "e")):  // `.`
+                        dots += 1
+                        encoded = true
+                        index += 2
+                    case (UInt8(ascii: "2"), UInt8(ascii: "f")), (UInt8(ascii: "5"), UInt8(ascii: "c")):  // `/`, `\`
+                        if endsEncodedDotSegment(encodedSeparator: true) { return dotSegment }
+                        index += 2
+                    case (UInt8(ascii: "0"), UInt8(ascii: "0")):  // NUL
+                        return "the path has an empty pathSegment value, or a percent-encoded NUL (%00): a segment "
+                            + "must not be empty ('/users//posts' and '/users/' reach other resources on many servers)"
+                    default:
+                        other = true
+                    }
                 default:
                     other = true
                 }

@@ -127,9 +127,8 @@ public struct StringParser: ResponseParser {
         } else if let known = charset.map(Self.encoding(named:)) ?? .utf8 {
             encoding = known
         } else {
-            // ASCII without NUL reads the same in every charset a server labels text with; anything else would
-            // be guessed (UTF-16 "hi" is valid UTF-8 "h\0i\0").
-            guard body.allSatisfy({ (0x01...0x7F).contains($0) }) else {
+            // Anything but plain ASCII would be guessed (UTF-16 "hi" is valid UTF-8 "h\0i\0").
+            guard Self.isPlainASCII(body) else {
                 throw CourierError(
                     code: .decodingFailed,
                     stage: .parse,
@@ -163,6 +162,11 @@ public struct StringParser: ResponseParser {
         }
         if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) { return .utf16 }
         return nil
+    }
+
+    /// Whether `bytes` are ASCII without NUL, which read the same in every charset a server labels text with.
+    static func isPlainASCII(_ bytes: some Sequence<UInt8>) -> Bool {
+        bytes.allSatisfy { (0x01...0x7F).contains($0) }
     }
 
     /// The encoding of a charset name (lowercased, as ``charset(of:)`` returns it), or `nil` for one not known here.

@@ -54,19 +54,17 @@ public struct RequestBody: Sendable {
     /// `text` in `charset`, labelled `contentType`; ``CourierError/Code/encodingFailed`` for a character `charset`
     /// has not.
     private static func encoded(_ text: String, in charset: String, contentType: String) throws -> RequestBody {
-        let bytes: Data?
-        if let encoding = StringParser.encoding(named: charset) {
-            bytes = text.data(using: encoding, allowLossyConversion: false)
-        } else {
-            // ASCII without NUL is the same in every charset a server labels text with, as StringParser reads it.
-            bytes = text.utf8.allSatisfy { (0x01...0x7F).contains($0) } ? Data(text.utf8) : nil
-        }
+        let encoding = StringParser.encoding(named: charset)
+        // In a charset not known here, only plain ASCII, which StringParser would read back the same.
+        let bytes =
+            encoding.map { text.data(using: $0, allowLossyConversion: false) }
+            ?? (StringParser.isPlainASCII(text.utf8) ? Data(text.utf8) : nil)
         guard let bytes else {
             throw CourierError(
                 code: .encodingFailed,
                 stage: .adapt,
                 message: "the text body has characters its charset \"\(charset.prefix(40))\" cannot encode"
-                    + (StringParser.encoding(named: charset) == nil
+                    + (encoding == nil
                         ? " (Courier encodes only plain ASCII in a charset other than UTF-8, ISO-8859-1, US-ASCII, "
                             + "Windows-1252, UTF-16 and UTF-32)" : "")
             )

@@ -1,5 +1,15 @@
 public import Foundation
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Android)
+    import Android
+#endif
+
 /// Whether a client reaches servers directly or through an HTTP proxy, and which one.
 ///
 /// One value means the same on every transport. Set it for a whole client (``Client/Configuration/proxy``) and
@@ -240,6 +250,8 @@ extension ProxyOptions {
 
         private var matchesAll = false
         private var names: [String] = []
+        /// The entries that are addresses, parsed once: an address matches only itself.
+        private var addresses: [[UInt8]] = []
         private var blocks: [Block] = []
 
         init(_ entries: [String]) {
@@ -264,7 +276,11 @@ extension ProxyOptions {
                 }
                 while entry.hasPrefix(".") { entry.removeFirst() }
                 let name = HostName.canonical(entry)
-                if !name.isEmpty { names.append(name) }
+                if let address = Self.address(name) {
+                    addresses.append(address)
+                } else if !name.isEmpty {
+                    names.append(name)
+                }
             }
         }
 
@@ -273,58 +289,19 @@ extension ProxyOptions {
             let host = HostName.canonical(host)
             if let address = Self.address(host) {
                 // An address is no name's subdomain: `0.0.1` must not take 10.0.0.1 past the proxy.
-                return blocks.contains { $0.contains(address) }
-                    || names.contains { Self.address($0) == address }
+                return addresses.contains(address) || blocks.contains { $0.contains(address) }
             }
             return names.contains { host == $0 || host.hasSuffix("." + $0) }
         }
 
-        /// The bytes of an IPv4 or IPv6 address (canonical: IPv6 without brackets), or `nil` for a name.
+        /// The network-order bytes of an IPv4 (4) or IPv6 (16) address, canonical (IPv6 without brackets), as
+        /// `inet_pton(3)` reads it; `nil` for a name.
         private static func address(_ text: String) -> [UInt8]? {
-            if let v4 = ipv4(text[...]) { return [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v4 >> $0) } }
-            return ipv6(text)
-        }
-
-        /// The 16 bytes of an IPv6 address in RFC 4291 §2.2's text forms (`::` and an IPv4 tail included), or `nil`.
-        private static func ipv6(_ text: String) -> [UInt8]? {
-            guard text.contains(":") else { return nil }
-            let halves = text.components(separatedBy: "::")
-            guard halves.count <= 2 else { return nil }
-            func groups(_ part: String) -> [UInt16]? {
-                if part.isEmpty { return [] }
-                var result: [UInt16] = []
-                let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
-                for (index, piece) in pieces.enumerated() {
-                    if index == pieces.count - 1, piece.contains("."), let v4 = ipv4(piece) {
-                        result += [UInt16(truncatingIfNeeded: v4 >> 16), UInt16(truncatingIfNeeded: v4)]
-                    } else {
-                        guard (1...4).contains(piece.count), piece.allSatisfy(\.isHexDigit),
-                            let value = UInt16(piece, radix: 16)
-                        else { return nil }
-                        result.append(value)
-                    }
-                }
-                return result
-            }
-            guard let first = groups(halves[0]) else { return nil }
-            var all = first
-            if halves.count == 2 {
-                guard let second = groups(halves[1]), first.count + second.count <= 7 else { return nil }
-                all += Array(repeating: 0, count: 8 - first.count - second.count) + second
-            }
-            guard all.count == 8 else { return nil }
-            return all.flatMap { [UInt8(truncatingIfNeeded: $0 >> 8), UInt8(truncatingIfNeeded: $0)] }
-        }
-
-        private static func ipv4(_ text: Substring) -> UInt32? {
-            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 4 else { return nil }
-            var value: UInt32 = 0
-            for part in parts {
-                guard let byte = UInt8(part) else { return nil }
-                value = value << 8 | UInt32(byte)
-            }
-            return value
+            var v4 = in_addr()
+            if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+            var v6 = in6_addr()
+            if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+            return nil
         }
     }
 }

@@ -253,9 +253,18 @@ public struct Client: Sendable {
         _ request: R,
         completion: @escaping @Sendable (Result<R.Response, any Error>) -> Void
     ) -> RequestTask {
+        // The entry is made here, before the task starts: a `cancelAll()` right after this returns finds the call.
+        let ticket = RequestRegistry.isExempt ? nil : registry.enter(tags: [])
         let task = Task {
             do {
-                completion(.success(try await send(request)))
+                let pipeline = Pipeline(client: self, request: request)
+                let value =
+                    if let ticket {
+                        try await registry.run(ticket) { try await pipeline.run() }
+                    } else {
+                        try await pipeline.run()
+                    }
+                completion(.success(value))
             } catch {
                 completion(.failure(error))
             }

@@ -86,11 +86,13 @@ extension Client {
     ///   - tags: Labels for ``cancelAll(tagged:)`` (the uploads of a screen, say), as for ``send(_:tags:)``.
     public func transfer<R: Request>(_ request: R, tags: Set<RequestTag> = []) -> Transfer<R.Response> {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        // The entry is made here, before the task starts: a `cancelAll` right after this returns finds the call.
+        let ticket = RequestRegistry.isExempt ? nil : registry.enter(tags: tags)
         let task = Task {
             defer { continuation.finish() }
-            return try await registry.runUnlessExempt(tags: tags) { [self] in
-                try await Pipeline(client: self, request: request, progress: { continuation.yield($0) }).run()
-            }
+            let pipeline = Pipeline(client: self, request: request, progress: { continuation.yield($0) })
+            guard let ticket else { return try await pipeline.run() }
+            return try await registry.run(ticket) { try await pipeline.run() }
         }
         return Transfer(progress: stream, task: task)
     }

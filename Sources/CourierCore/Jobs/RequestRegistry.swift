@@ -99,10 +99,23 @@ final class RequestRegistry: Sendable {
     /// The number of calls in flight.
     var count: Int { state.withLock { $0.count } }
 
+    /// A call's entry, made in the caller before the task that runs the call starts (``enter(tags:)``), so that a
+    /// ``cancel(where:)`` from then on finds the call, even before that task has run a line.
+    struct Ticket: Sendable {
+        fileprivate let slot: Int
+    }
+
+    /// Makes the entry of a call about to start under `tags`; the call's task then runs with ``run(_:_:)``, which
+    /// removes the entry as it ends. Every ticket must be run exactly once.
+    func enter(tags: Set<RequestTag>) -> Ticket {
+        Ticket(slot: state.withLock { $0.insert(Entry(tags: tags, task: TaskHandle(task: nil))) })
+    }
+
     /// Runs `operation` in a child task registered under `tags`, and waits for it.
     ///
     /// Cancelling the calling task, ``cancel(where:)`` for a matching entry, or cancelling a parent job cancels
-    /// the child. The entry is removed when `operation` ends.
+    /// the child. The entry is made before the child starts (a cancel between the two throws `CancellationError`
+    /// without running `operation`) and removed when `operation` ends.
     ///
     /// A child task rather than the calling task itself, so that ``cancel(where:)`` cancels the call and not the
     /// caller's other work; an `async let` rather than an unstructured `Task`, which cost five more allocations, an
@@ -111,13 +124,22 @@ final class RequestRegistry: Sendable {
         tags: Set<RequestTag>,
         _ operation: @Sendable () async throws -> Value
     ) async throws -> Value {
-        async let value = registered(tags: tags, operation)
+        try await run(enter(tags: tags), operation)
+    }
+
+    /// Runs `operation` in a child task under the entry `ticket` made (for a call whose task was started after
+    /// its entry was made: ``Client/transfer(_:tags:)``), and removes the entry as it ends.
+    func run<Value: Sendable>(
+        _ ticket: Ticket,
+        _ operation: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        async let value = claimed(ticket.slot, operation)
         return try await value
     }
 
     /// ``run(tags:_:)``, or `operation` unregistered when the current task is a token refresh's (``isExempt``): for
-    /// ``Client/exchange(for:tags:)`` and ``Client/transfer(_:tags:)``. `Client.send(_:tags:)` checks on its own, so
-    /// that `run`'s frame, which every call in flight keeps, does not grow by the branch (16 bytes).
+    /// ``Client/exchange(for:tags:)``. `Client.send(_:tags:)` checks on its own, so that `run`'s frame, which every
+    /// call in flight keeps, does not grow by the branch (16 bytes).
     func runUnlessExempt<Value: Sendable>(
         tags: Set<RequestTag>,
         _ operation: @Sendable () async throws -> Value
@@ -126,33 +148,38 @@ final class RequestRegistry: Sendable {
         return try await run(tags: tags, operation)
     }
 
+    /// Runs `operation` as the task of the entry in `slot`, and removes the entry as it ends; throws
+    /// `CancellationError` without running it when the entry was cancelled before this task started.
     /// `nonisolated(nonsending)`: it runs on the child task's executor, without a switch of its own (see `Pipeline`).
-    private nonisolated(nonsending) func registered<Value: Sendable>(
-        tags: Set<RequestTag>,
+    private nonisolated(nonsending) func claimed<Value: Sendable>(
+        _ slot: Int,
         _ operation: @Sendable () async throws -> Value
     ) async throws -> Value {
-        let slot = withUnsafeCurrentTask { task in
-            state.withLock { $0.insert(Entry(tags: tags, task: TaskHandle(task: task))) }
-        }
         defer { unregister(slot) }
+        guard attach(to: slot) else { throw CancellationError() }
         return try await operation()
     }
 
     /// Runs `operation` with the current (child) task as the task of the registration in `slot`, which has none
-    /// otherwise. `nonisolated(nonsending)`, like ``registered(tags:_:)``.
+    /// otherwise. `nonisolated(nonsending)`, like ``claimed(_:_:)``.
     private nonisolated(nonsending) func attached<Value: Sendable>(
         to slot: Int, _ operation: @Sendable () async throws -> Value
     ) async throws -> Value {
-        let cancelled = withUnsafeCurrentTask { task in
-            state.withLock { state -> Bool in
-                guard let entry = state.slots[slot], !entry.isCancelled else { return true }
-                state.slots[slot]?.task = TaskHandle(task: task)
-                return false
-            }
-        }
-        if cancelled { throw CancellationError() }
+        guard attach(to: slot) else { throw CancellationError() }
         defer { detach(slot) }
         return try await operation()
+    }
+
+    /// Makes the current task the one ``cancel(where:)`` cancels for the entry in `slot`; `false` when that entry
+    /// was cancelled already.
+    private func attach(to slot: Int) -> Bool {
+        withUnsafeCurrentTask { task in
+            state.withLock { state -> Bool in
+                guard let entry = state.slots[slot], !entry.isCancelled else { return false }
+                state.slots[slot]?.task = TaskHandle(task: task)
+                return true
+            }
+        }
     }
 
     /// Takes the task back from the registration in `slot` as that task ends, after any ``cancel(where:)`` that is

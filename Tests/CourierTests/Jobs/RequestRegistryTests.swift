@@ -35,6 +35,20 @@ struct RequestRegistryTests {
         #expect(registry.count == 1)
     }
 
+    @Test("a call's entry is made before its task starts: a cancel in between stops it before its operation runs")
+    func cancelBeforeTheTaskStarts() async throws {
+        let registry = RequestRegistry()
+        let ticket = registry.enter(tags: ["screen"])
+        #expect(registry.count == 1)
+        #expect(registry.cancel { $0.contains("screen") } == 1)
+        let ran = LockedBox(false)
+        await #expect(throws: CancellationError.self) {
+            try await registry.run(ticket) { ran.withLock { $0 = true } }
+        }
+        #expect(!ran.withLock { $0 })
+        #expect(registry.count == 0)
+    }
+
     @Test("a page sequence's registration is cancelled by cancel(where:) and removed when it goes")
     func registrationLifecycle() {
         let registry = RequestRegistry()

@@ -69,6 +69,11 @@ enum RequestValidator {
                     code: .invalidBody, stage: .validate, message: "a TRACE request must not have a body")
             }
             if case .known(let length) = body.length {
+                guard length >= 0 else {
+                    throw CourierError(
+                        code: .invalidBody, stage: .validate,
+                        message: "the body declares a negative length (\(length)); declare .unknown to send it chunked")
+                }
                 request.head.headerFields[.contentLength] = String(length)
             }
         } else if head.method == .post || head.method == .put || head.method == .patch {

@@ -38,7 +38,34 @@ struct FormEncodingEncoder: Encoder {
         case let url as URL:
             node.setScalar(url.absoluteString)
         case let decimal as Decimal:
+            guard !decimal.isNaN else {
+                throw EncodingError.invalidValue(
+                    decimal,
+                    EncodingError.Context(
+                        codingPath: codingPath,
+                        debugDescription:
+                            "Unable to encode Decimal NaN at \(URLEncodedFormEncoder.describe(codingPath)): "
+                            + "form encoding has no representation for NaN."
+                    ))
+            }
             node.setScalar(decimal.description)
+        case let dictionary as any FormEncodableDictionary where !dictionary.hasStringKeys:
+            // Swift encodes such a dictionary as a flat array of keys and values, in hash order (which changes from
+            // one run to the next): `f[]=open&f[]=1&f[]=closed&f[]=0`, meaningless to a server.
+            throw EncodingError.invalidValue(
+                value,
+                EncodingError.Context(
+                    codingPath: codingPath,
+                    debugDescription: "Unable to encode \(T.self) at \(URLEncodedFormEncoder.describe(codingPath)): "
+                        + "its keys of type \(dictionary.keyTypeName) are neither String nor Int nor "
+                        + "CodingKeyRepresentable, so Swift encodes it as a flat array of keys and values in an order "
+                        + "that changes from run to run; use a [String: Value] dictionary, or make the key type "
+                        + "CodingKeyRepresentable."
+                ))
+        case let set as any FormEncodableSortedSet where options.keyOrdering == .sorted:
+            // A set's own order is its hash order, which changes from one run to the next: sorted, the same query
+            // (and cache key, and signature) on every run.
+            try set.encodeSorted(to: encoder(for: node, at: codingPath))
         default:
             try value.encode(to: encoder(for: node, at: codingPath))
         }
@@ -308,5 +335,34 @@ extension FormEncodingEncoder {
         mutating func encode<T: Encodable>(_ value: T) throws {
             try encoder.encodeValue(value, into: encoder.node, codingPath: codingPath)
         }
+    }
+}
+
+/// A dictionary, for ``FormEncodingEncoder`` to see what Swift's `Encodable` conformance will make of its keys.
+private protocol FormEncodableDictionary {
+    /// Whether Swift encodes the dictionary as keys and values (`String`, `Int` or `CodingKeyRepresentable` keys)
+    /// rather than as a flat array of keys and values.
+    var hasStringKeys: Bool { get }
+    /// The key type's name, for the error.
+    var keyTypeName: String { get }
+}
+
+extension Dictionary: FormEncodableDictionary where Key: Encodable, Value: Encodable {
+    fileprivate var hasStringKeys: Bool {
+        Key.self == String.self || Key.self == Int.self || Key.self is any CodingKeyRepresentable.Type
+    }
+
+    fileprivate var keyTypeName: String { "\(Key.self)" }
+}
+
+/// A set whose elements can be sorted, for ``FormEncodingEncoder`` to encode in a fixed order.
+private protocol FormEncodableSortedSet {
+    /// Encodes the elements in ascending order, as an array.
+    func encodeSorted(to encoder: any Encoder) throws
+}
+
+extension Set: FormEncodableSortedSet where Element: Encodable & Comparable {
+    fileprivate func encodeSorted(to encoder: any Encoder) throws {
+        try sorted().encode(to: encoder)
     }
 }

@@ -125,7 +125,8 @@ extension MultipartFormData {
             return MessageBody(
                 FileChunks(url: url, chunkSize: MultipartChunks.chunkSize),
                 length: size.map { .known($0) } ?? .unknown,
-                iterationBehavior: .multiple
+                // A named pipe gives its bytes once (see `MessageBody.file(at:chunkSize:)`).
+                iterationBehavior: size == nil ? .single : .multiple
             )
         }
 

@@ -74,8 +74,9 @@ extension URLEncodedFormEncoder {
     /// Array elements always keep their order.
     public enum KeyOrdering: Sendable, Hashable {
         /// Keys are sorted at every level by their UTF-8 bytes (Unicode code-point order, so `B` precedes `a`
-        /// and `10` precedes `9`). Dictionary input therefore gives identical output on every run and platform.
-        /// The default.
+        /// and `10` precedes `9`). Dictionary input therefore gives identical output on every run and platform;
+        /// so does a `Set` of `Comparable` elements, whose elements are sorted too (a set's own order changes from
+        /// run to run). The default.
         case sorted
         /// Keys appear in the order the value's `encode(to:)` emits them. For a dictionary this order is
         /// unspecified and can change between runs.

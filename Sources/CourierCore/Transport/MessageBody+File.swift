@@ -3,9 +3,12 @@ public import Foundation
 extension MessageBody {
     /// A replayable body read from a file in chunks, never whole into memory.
     ///
-    /// The length is the file's size when the body is created; each iteration opens the file again.
+    /// The length is the file's size when the body is created; each iteration opens the file again. A file that is
+    /// not a regular one (a named pipe, `/dev/stdin`) goes chunked and is a one-shot body: read a second time it
+    /// would give nothing or block, so a retry or a redirect that would send it again fails with
+    /// ``CourierError/Code/bodyNotReplayable`` instead, as curl cannot rewind such an input either.
     ///
-    /// - Throws: ``CourierError/Code/invalidBody`` when the file cannot be read.
+    /// - Throws: ``CourierError/Code/invalidBody`` when the file cannot be read, or `url` is not a file URL.
     public static func file(at url: URL, chunkSize: Int = 64 * 1024) throws -> MessageBody {
         let size = try uploadableFileSize(at: url) { reason, error in
             CourierError(
@@ -15,11 +18,14 @@ extension MessageBody {
                 underlyingError: error
             )
         }
-        return MessageBody(file: url, chunkSize: Swift.max(1, chunkSize), length: size.map { .known($0) } ?? .unknown)
+        return MessageBody(
+            file: url, chunkSize: Swift.max(1, chunkSize), length: size.map { .known($0) } ?? .unknown,
+            iterationBehavior: size == nil ? .single : .multiple)
     }
 
-    /// The size of the file at `url` (following links), once it is known to be uploadable: it exists, is not a
-    /// directory and is readable; `nil` for a file that is not a regular one (a named pipe). Checked when the request is adapted, not at the first read inside the transport:
+    /// The size of the file at `url` (following links), once it is known to be uploadable: it is a file URL, exists,
+    /// is not a directory and is readable; `nil` for a file that is not a regular one (a named pipe), which can be
+    /// read once only. Checked when the request is adapted, not at the first read inside the transport:
     /// a directory stats fine (with a size), and an unreadable file too, and either then failed after the head went
     /// out, as a network error.
     ///
@@ -27,6 +33,11 @@ extension MessageBody {
     package static func uploadableFileSize(
         at url: URL, failure: (_ reason: String, _ error: (any Error)?) -> CourierError
     ) throws -> Int64? {
+        guard url.isFileURL else {
+            // `https://cdn.example/x.png` read as a path is `/x.png`: a misleading "no such file", or a local file.
+            throw failure(
+                "it is not a file URL (\(url.scheme ?? "no scheme"):); download it first, or send its bytes", nil)
+        }
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfFile(at: url)

@@ -78,12 +78,13 @@ public struct MessageBody: AsyncSequence, Sendable {
         self.consumption = nil
     }
 
-    /// A replayable body that reads the file at `url` in chunks of `chunkSize` bytes.
-    init(file url: URL, chunkSize: Int, length: Length) {
+    /// A body that reads the file at `url` in chunks of `chunkSize` bytes (`.single` for a file that is not a regular
+    /// one, which gives its bytes once).
+    init(file url: URL, chunkSize: Int, length: Length, iterationBehavior: IterationBehavior) {
         self.storage = .file(url, chunkSize: chunkSize)
         self.length = length
-        self.iterationBehavior = .multiple
-        self.consumption = nil
+        self.iterationBehavior = iterationBehavior
+        self.consumption = iterationBehavior == .single ? LockedBox(false) : nil
     }
 
     /// The body's bytes when it is held in memory, so a transport can write them without iterating.

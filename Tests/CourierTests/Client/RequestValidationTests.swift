@@ -441,6 +441,16 @@ struct RequestValidationTests {
         #expect(sent.bodyText == "abcde")
     }
 
+    @Test(
+        "a stream declaring a negative length is invalidBody at validate, not a Content-Length of -1; nothing is sent")
+    func negativeLengthStream() async throws {
+        let body = RequestBody.stream(AdapterFixtures.stream(["ab"], length: .known(-1)))
+        let error = await reject(AdapterFixtures.probe(method: .put, body: body))
+        #expect(error?.code == .invalidBody)
+        #expect(error?.stage == .validate)
+        #expect(error?.message?.contains("negative length (-1)") == true)
+    }
+
     @Test("Content-Length counts UTF-8 bytes, not characters")
     func contentLengthCountsBytes() async throws {
         let sent = try await send(AdapterFixtures.probe(method: .post, body: .text("é😀")))

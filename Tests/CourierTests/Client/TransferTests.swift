@@ -4,6 +4,12 @@ import Foundation
 import HTTPTypes
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Streaming to and from files, and progress as an `AsyncSequence`.
 @Suite("Transfers", .timeLimit(.minutes(1)))
 struct TransferTests {
@@ -140,6 +146,39 @@ struct TransferTests {
         #expect(sent[0].head.headerFields[.contentLength] == "200000")
     }
 
+    @Test("an upload from a named pipe is sent once: its 503 is not retried with an empty body, nor does it block")
+    func uploadFromANamedPipeIsNotResent() async throws {
+        let path = try makeNamedPipe(writing: Data("abc".utf8))
+        defer { unlink(path) }
+        var configuration = Client.Configuration(retryPolicy: .disabled)
+        configuration.decisions.append(.retry(1))
+        let mock = MockTransport()
+        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        mock.stub(.put, "/upload", with: [.status(503), .text("stored")])
+
+        let error = await expectCourierError { try await client.send(Upload(file: URL(fileURLWithPath: path))) }
+        // The retry decision does not resend a one-shot body: the 503 is the answer.
+        #expect(error?.code == .unacceptableStatus)
+        #expect(error?.response?.status.code == 503)
+        let sent = mock.recordedRequests
+        #expect(sent.count == 1)
+        #expect(sent.first?.body == Data("abc".utf8))
+        #expect(sent.first?.head.headerFields[.contentLength] == nil)
+    }
+
+    @Test("a URL that is not a file URL given as the file to upload is invalidBody at adapt; nothing is sent")
+    func uploadOfAWebURL() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.put, "/upload", with: .text("stored"))
+        let error = await expectCourierError {
+            try await client.send(Upload(file: URL(string: "https://cdn.example/tmp")!))
+        }
+        #expect(error?.code == .invalidBody)
+        #expect(error?.stage == .adapt)
+        #expect(error?.message?.contains("not a file URL") == true)
+        #expect(mock.recordedRequests.isEmpty)
+    }
+
     @Test("a missing file is a typed error at the adapt stage, and nothing is sent")
     func missingFile() async throws {
         let (client, mock) = Fixtures.client()
@@ -227,6 +266,39 @@ struct TransferTests {
         #expect(gate.parked == ["other"])
         gate.release("other")
         #expect(try await other.value == "done other")
+    }
+
+    @Test("cancelAll(tagged:) right after transfer() returns cancels it, before its task has run; nothing is sent")
+    func cancelAllRightAfterTransfer() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .text("sent"))
+        let transfer = client.transfer(Probe<String>(), tags: ["screen"])
+        #expect(client.callsInFlight == 1)
+        #expect(client.cancelAll(tagged: "screen") == 1)
+        await #expect(throws: CancellationError.self) { try await transfer.value }
+        for await _ in transfer.progress {}
+        #expect(mock.recordedRequests.isEmpty)
+        #expect(client.callsInFlight == 0)
+    }
+
+    @Test("cancelAll() right after send(_:completion:) returns cancels it; the completion gets CancellationError")
+    func cancelAllRightAfterSendWithCompletion() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/probe", with: .text("sent"))
+        let (results, continuation) = AsyncStream<Result<String, any Error>>.makeStream()
+        let handle = client.send(Probe<String>()) { continuation.yield($0) }
+        #expect(client.cancelAll() == 1)
+        var iterator = results.makeAsyncIterator()
+        let result = await iterator.next()
+        guard case .failure(let error)? = result else {
+            Issue.record(
+                "the call ran although cancelAll() came before its task started: \(String(describing: result))")
+            return
+        }
+        #expect(error is CancellationError)
+        await handle.wait()
+        #expect(mock.recordedRequests.isEmpty)
+        #expect(client.callsInFlight == 0)
     }
 
     @Test("cancelling the task that awaits a transfer's value cancels the call, as it does a send")

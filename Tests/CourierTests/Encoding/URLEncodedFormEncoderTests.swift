@@ -220,6 +220,53 @@ struct URLEncodedFormEncoderTests {
         #expect(throws: EncodingError.self) { try URLEncodedFormEncoder().encode(["d": -Double.infinity]) }
     }
 
+    @Test("Decimal NaN throws with its coding path, as Double NaN does, instead of sending the text NaN")
+    func decimalNaNThrows() throws {
+        let error = try #require(throws: EncodingError.self) {
+            try URLEncodedFormEncoder().encode(["payment": ["amount": Decimal.nan]])
+        }
+        guard case .invalidValue(_, let context) = error else {
+            Issue.record("Expected invalidValue, got \(error)")
+            return
+        }
+        #expect(context.debugDescription.contains("payment.amount"))
+        #expect(try URLEncodedFormEncoder().encode(["amount": Decimal(string: "12.50")]) == "amount=12.5")
+    }
+
+    /// A key type Swift's `Dictionary` encodes as a flat array of keys and values (not `CodingKeyRepresentable`).
+    enum Status: String, Encodable, Hashable { case open, closed }
+    /// The same, `CodingKeyRepresentable`: Swift encodes the dictionary by key.
+    enum Field: String, Encodable, Hashable, CodingKeyRepresentable { case a, b }
+
+    @Test("a dictionary with keys Swift encodes as a flat array in hash order throws, naming the path and key type")
+    func dictionaryWithNonStringKeysThrows() throws {
+        let error = try #require(throws: EncodingError.self) {
+            try URLEncodedFormEncoder().encode(["filter": [Status.open: 1, Status.closed: 0]])
+        }
+        guard case .invalidValue(_, let context) = error else {
+            Issue.record("Expected invalidValue, got \(error)")
+            return
+        }
+        #expect(context.debugDescription.contains("filter"))
+        #expect(context.debugDescription.contains("Status"))
+        // Keys Swift encodes by key still encode, sorted.
+        #expect(
+            try URLEncodedFormEncoder().encode(["f": [Field.b: 1, Field.a: 2]])
+                == URLEncodedFormEncoder().encode(["f": ["a": 2, "b": 1]]))
+        #expect(try URLEncodedFormEncoder().encode(["f": [2: "x", 1: "y"]]) == "f%5B1%5D=y&f%5B2%5D=x")
+    }
+
+    @Test("a Set of Comparable elements encodes sorted, the same on every run; in encoding order, as it iterates")
+    func setsEncodeSorted() throws {
+        let ids: Set<String> = ["c", "a", "e", "b", "d"]
+        #expect(
+            try URLEncodedFormEncoder().encode(["ids": ids])
+                == URLEncodedFormEncoder().encode(["ids": ["a", "b", "c", "d", "e"]]))
+        #expect(
+            try URLEncodedFormEncoder(keyOrdering: .encodingOrder).encode(["ids": ids])
+                == URLEncodedFormEncoder(keyOrdering: .encodingOrder).encode(["ids": Array(ids)]))
+    }
+
     // MARK: - Scalar strategies
 
     @Test(arguments: [(URLEncodedFormEncoder.BoolEncoding.literal, "f=false&t=true"), (.numeric, "f=0&t=1")])

@@ -5,6 +5,12 @@ import Testing
 
 @testable import CourierCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Helpers for reading multipart bodies back in tests.
 enum MultipartFixtures {
     /// One part as parsed back from the wire.
@@ -137,4 +143,17 @@ struct ScriptedGenerator: RandomNumberGenerator {
         defer { index += 1 }
         return values[index % values.count]
     }
+}
+
+/// A named pipe in the temporary directory that a thread (not a task: opening a pipe blocks until both ends are open)
+/// writes `bytes` into once, then closes; remove it with `unlink` when done.
+func makeNamedPipe(writing bytes: Data) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-fifo-\(UUID())").path
+    try #require(mkfifo(path, 0o600) == 0)
+    Thread.detachNewThread {
+        let handle = FileHandle(forWritingAtPath: path)
+        handle?.write(bytes)
+        try? handle?.close()
+    }
+    return path
 }

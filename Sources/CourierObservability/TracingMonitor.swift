@@ -18,10 +18,12 @@
     ///
     /// The call span is named after the request type (`GetUser`), kind `internal` (it spans Courier's work: adapters,
     /// decisions, retries, parsing), and is a child of the caller's current span; each attempt is a child span named
-    /// after the method (`GET`), kind `client`, with OpenTelemetry HTTP attributes (`http.request.method`, `url.full`
-    /// redacted, `server.address`, `server.port`, `http.response.status_code`, `http.request.resend_count`,
-    /// `error.type`). An attempt that got no response (refused, reset, timed out) has error status and the failure's
-    /// code as `error.type`. Retries, refreshes and cache results are events on the call span; an attempt answered by
+    /// after the method (`GET`; `HTTP` for a method the conventions do not know, recorded as `_OTHER` with
+    /// `http.request.method_original`), kind `client`, with OpenTelemetry HTTP attributes (`http.request.method`,
+    /// `url.full` redacted, `server.address`, `server.port`, `http.response.status_code`, `error.type`, and on a
+    /// resend `http.request.resend_count`). An attempt that got no response (refused, reset, timed out), or whose
+    /// response was still coming when the call failed (a body cut off, a cancel, a deadline), has error status and
+    /// the failure's code as `error.type`. Retries, refreshes and cache results are events on the call span; an attempt answered by
     /// the HTTP cache also has a `client` span, so read `courier.cache` on its call span to tell it from the network.
     /// An event stream (`Client.events(_:)`) gets a span of its own, `GetNotifications stream`, over all its
     /// connections: each connection's call span is its child, each reconnect an event on it (`reconnect`, with
@@ -90,21 +92,22 @@
         public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
             guard let callID = context.callID else { return }
             let parent = InstrumentationContext.current ?? .topLevel
-            let method = request.head.method.rawValue
+            let method = Self.method(request.head.method)
             let span = state.withLock { state -> any Span in
                 var spans =
                     state.calls[callID]
                     ?? startCall(callID, stream: context.stream, parent: parent, state: &state, at: .now)
                 let span = tracer.startSpan(
-                    method, context: spans.call.context, ofKind: .client, at: timestamp(of: .now))
+                    method.spanName, context: spans.call.context, ofKind: .client, at: timestamp(of: .now))
                 spans.attempts[context.attempt]?.end()
                 spans.attempts[context.attempt] = span
                 state.calls[callID] = spans
                 return span
             }
             span.updateAttributes { attributes in
-                attributes["http.request.method"] = method
-                attributes["http.request.resend_count"] = context.attempt - 1
+                method.write(to: &attributes)
+                // Only on a resend (a retry, a redirect, a replay after a token refresh), as the conventions say.
+                if context.attempt > 1 { attributes["http.request.resend_count"] = context.attempt - 1 }
             }
             tracer.inject(span.context, into: &request.head.headerFields, using: HTTPFieldsInjector())
         }
@@ -151,7 +154,7 @@
             case .adapted(let head):
                 withAttempt(event) { span in
                     span.updateAttributes { attributes in
-                        attributes["http.request.method"] = head.method.rawValue
+                        Self.method(head.method).write(to: &attributes)
                         attributes["url.full"] = "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "")"
                         attributes["url.scheme"] = head.scheme
                         attributes["server.address"] = head.authority.map(Self.host(ofAuthority:))
@@ -194,7 +197,7 @@
                     span.attributes["http.response.status_code"] = status.code
                 }
             case .failed(let error, let status, _):
-                endCall(event, at: time) { span in
+                endCall(event, at: time, error: error) { span in
                     if let status { span.attributes["http.response.status_code"] = status.code }
                     span.attributes["error.type"] = Self.errorType(error)
                     span.recordError(error, attributes: [:], at: time)
@@ -215,7 +218,7 @@
                 ])
                 span.addEvent(SpanEvent(name: "reconnect", at: time, attributes: attributes))
             case .streamEnded(let connections, let events, let error):
-                endCall(event, at: time, name: "\(event.requestName) stream") { span in
+                endCall(event, at: time, name: "\(event.requestName) stream", error: error) { span in
                     span.attributes["courier.stream.connections"] = connections
                     span.attributes["courier.stream.events"] = events
                     if let error {
@@ -247,6 +250,7 @@
             _ event: CourierEvent,
             at time: DefaultTracerClock.Timestamp,
             name: String? = nil,
+            error: (any Error)? = nil,
             _ finish: (any Span) -> Void
         ) {
             let spans = state.withLock { state -> CallSpans? in
@@ -254,6 +258,13 @@
                 return state.calls.removeValue(forKey: event.callID)
             }
             for (_, span) in spans?.attempts ?? [:] {
+                // Still open as the call fails: its response never ended (a body cut off, the call cancelled or past
+                // its deadline while the body came, a `transferFailed` the buffer dropped). A network error
+                // receiving the body is an error on the attempt too, whatever its status.
+                if let error {
+                    span.attributes["error.type"] = Self.errorType(error)
+                    span.setStatus(SpanStatus(code: .error))
+                }
                 span.end(at: time)
             }
             let call =
@@ -263,7 +274,7 @@
                     at: timestamp(of: event.instant - event.elapsed))
             call.operationName = name ?? event.requestName
             call.updateAttributes { attributes in
-                attributes["http.request.method"] = event.method.rawValue
+                Self.method(event.method).write(to: &attributes)
                 attributes["courier.request"] = event.requestName
                 attributes["courier.environment"] = event.environment.rawValue
                 attributes["courier.attempts"] = event.attempt
@@ -282,6 +293,29 @@
 
         private func delayInMilliseconds(_ delay: Duration) -> Int64 {
             delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+        }
+
+        /// A request method as the conventions record it: a method they know by its name; any other as `_OTHER`,
+        /// with its own name in `http.request.method_original` and a span named `HTTP` (so that a free-form method
+        /// does not make a span name of its own).
+        struct Method {
+            static let known: Set<String> = [
+                "CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY",
+            ]
+            let spanName: String
+            let value: String
+            let original: String?
+
+            func write(to attributes: inout SpanAttributes) {
+                attributes["http.request.method"] = value
+                if let original { attributes["http.request.method_original"] = original }
+            }
+        }
+
+        static func method(_ method: HTTPRequest.Method) -> Method {
+            let raw = method.rawValue
+            if Method.known.contains(raw) { return Method(spanName: raw, value: raw, original: nil) }
+            return Method(spanName: "HTTP", value: "_OTHER", original: raw)
         }
 
         static func errorType(_ error: any Error) -> String {

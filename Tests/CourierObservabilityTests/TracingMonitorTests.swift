@@ -54,7 +54,7 @@ struct TracingMonitorTests {
         let statuses = attempts.map { $0.attributes["http.response.status_code"]?.toSpanAttribute() }
         #expect(statuses == [.int64(503), .int64(200)])
         let resends = attempts.map { $0.attributes["http.request.resend_count"]?.toSpanAttribute() }
-        #expect(resends == [.int64(0), .int64(1)])
+        #expect(resends == [nil, .int64(1)])  // only on a resend, as the conventions say
         let url = attempts.first?.attributes["url.full"]?.toSpanAttribute()
         #expect(url == .string("https://api.example.com/users/42?access_token=<redacted>"))
 
@@ -152,6 +152,42 @@ struct TracingMonitorTests {
         #expect(attempts.allSatisfy { $0.attributes["server.port"]?.toSpanAttribute() == .int64(443) })
         let transferFailures = recorder.events.filter { if case .transferFailed = $0.kind { true } else { false } }
         #expect(transferFailures.map(\.attempt) == [1, 2])
+    }
+
+    @Test("an attempt whose body was still coming when the call failed (its deadline) ends as an error span")
+    func attemptOpenWhenTheCallFails() async throws {
+        let tracer = W3CTestTracer()
+        let (client, mock, recorder) = Self.client(tracer)
+        mock.stub(.get, "/probe", with: .status(200, fault: .stallBody(afterBytes: 0)))
+        var call = Call()
+        call.timeout = .milliseconds(300)
+        let error = await #expect(throws: CourierError.self) { try await client.send(call) }
+        #expect(error?.code == .timedOut)
+        await recorder.waitForCalls(1)
+
+        #expect(tracer.activeSpans.isEmpty)
+        let attempt = try #require(tracer.finishedSpans.filter { $0.operationName == "GET" }.onlyElement)
+        #expect(attempt.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
+        #expect(attempt.status?.code == .error)
+        #expect(attempt.attributes["error.type"]?.toSpanAttribute() == .string("timedOut"))
+    }
+
+    @Test("a method the conventions do not know is _OTHER with its name in method_original, on a span named HTTP")
+    func unknownMethod() async throws {
+        let tracer = W3CTestTracer()
+        let (client, mock, recorder) = Self.client(tracer)
+        let purge = try #require(HTTPRequest.Method("PURGE"))
+        mock.stub(purge, "/probe", with: .text("ok"))
+        _ = try await client.send(Call(method: purge))
+        await recorder.waitForCalls(1)
+
+        let attempt = try #require(tracer.finishedSpans.filter { $0.operationName == "HTTP" }.onlyElement)
+        #expect(attempt.kind == .client)
+        #expect(attempt.attributes["http.request.method"]?.toSpanAttribute() == .string("_OTHER"))
+        #expect(attempt.attributes["http.request.method_original"]?.toSpanAttribute() == .string("PURGE"))
+        let call = try #require(tracer.finishedSpans.filter { $0.operationName == "Call" }.onlyElement)
+        #expect(call.attributes["http.request.method"]?.toSpanAttribute() == .string("_OTHER"))
+        #expect(attempt.attributes["http.request.resend_count"] == nil)
     }
 
     @Test("as an adapter alone (no monitors) it injects nothing and starts no span")

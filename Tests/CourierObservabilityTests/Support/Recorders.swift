@@ -167,6 +167,7 @@ struct Call: Request {
     var headers: RequestHeaders = [:]
     var body: RequestBody? = nil
     var extraAdapters: [any RequestAdapter] = []
+    var timeout: Duration? = nil
     var adapters: [any RequestAdapter] { standardAdapters + extraAdapters }
 }
 

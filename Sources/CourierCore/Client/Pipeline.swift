@@ -568,9 +568,16 @@ struct Pipeline<R: Request>: Sendable {
             return client.decisionsWithRetry.filter { $0 is RedirectDecision || $0 is RetryDecision }
                 + requestDecisions
         }
-        if !isDefault, requestDecisions.contains(where: { $0 is RetryDecision }) {
+        if !isDefault, let retry = requestDecisions.firstIndex(where: { $0 is RetryDecision }) {
             clientDecisions.removeAll { $0 is RetryDecision }
-            return clientDecisions + requestDecisions
+            // A status check among the client's decisions would fail a 503 before the request's retry saw it: the
+            // retry goes before that check, where the client's policy would (`RetryDecision.chain`).
+            guard let check = clientDecisions.firstIndex(where: { $0 is any StatusFailureDescribing }) else {
+                return clientDecisions + requestDecisions
+            }
+            var own = requestDecisions
+            clientDecisions.insert(own.remove(at: retry), at: check)
+            return clientDecisions + own
         }
         guard let retryPolicy = request.retryPolicy else {
             // The client's decisions with its own retry policy, built once per client.

@@ -6,13 +6,25 @@ enum RetryAfter {
     /// The pause the response asks for, or `nil` when it asks for none or the value is not valid.
     ///
     /// An HTTP date is taken relative to the response's own `Date` header when it has one (so a skewed client
-    /// clock does not matter), else to `now`. Negative values and garbage are ignored.
+    /// clock does not matter), else to `now`. Negative values and garbage are ignored. Several `Retry-After` fields
+    /// (a gateway's next to the application's) ask for the longest of their waits: read as one value, `30, 30` was
+    /// neither a number nor a date, and the server's wait was lost.
     static func delay(in response: HTTPResponse, now: Date = Date()) -> Duration? {
-        guard let value = response.headerFields[.retryAfter]?.trimmingCharacters(in: .whitespaces), !value.isEmpty
-        else { return nil }
+        let values = response.headerFields[values: .retryAfter]
+        guard values.count > 1 else { return values.first.flatMap { delay(value: $0, in: response, now: now) } }
+        return values.compactMap { delay(value: $0, in: response, now: now) }.max()
+    }
+
+    /// The longest wait Courier reads from a server: about 292 years, so that adding it to a clock's `now` cannot
+    /// overflow whatever cap a policy sets.
+    private static let longestSeconds = Int64.max / 1_000_000_000
+
+    /// The pause one `Retry-After` value asks for.
+    private static func delay(value: String, in response: HTTPResponse, now: Date) -> Duration? {
+        let value = value.trimmingCharacters(in: .whitespaces)
+        guard !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            guard let seconds = Int64(value) else { return .seconds(Int64.max / 1_000_000_000) }
-            return .seconds(seconds)
+            return .seconds(min(Int64(value) ?? longestSeconds, longestSeconds))
         }
         guard let date = parseHTTPDate(value) else { return nil }
         let reference = response.headerFields[.date].flatMap(parseHTTPDate) ?? now

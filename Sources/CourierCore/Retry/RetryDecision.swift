@@ -33,7 +33,7 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     ///   - remaining: The most retries; 0 never retries.
     ///   - delay: The pause before retry `n` (1-based); default none.
     ///   - condition: Whether this response is worth retrying; default: an idempotent method answered with 408,
-    ///     429, 500, 502, 503 or 504.
+    ///     429, 500, 502, 503 or 504, and any method answered with a first 408.
     public init(
         remaining: Int,
         delay: @escaping @Sendable (_ retry: Int) -> Duration = { _ in .zero },
@@ -69,8 +69,12 @@ public struct RetryDecision: Decision, TransportFailureDecision {
             return (conditionCoversMethod || policy.allowsRetry(of: context.request)) && condition(response, context)
         }
         let code = response.status.code
-        return code >= lowestRetryableStatus && policy.retryableStatuses.contains(code)
-            && policy.allowsRetry(of: context.request)
+        guard code >= lowestRetryableStatus, policy.retryableStatuses.contains(code) else { return false }
+        // A 408 says the server did not receive the whole request (RFC 9110 §15.5.9: the client MAY repeat it):
+        // HAProxy and Node answer so on a reused idle connection. Any method is retried once, as OkHttp does; a
+        // second 408 for a method the policy does not retry is the answer.
+        if code == 408, retried == 0 { return true }
+        return policy.allowsRetry(of: context.request)
     }
 
     /// Waits (backoff, `Retry-After`), then restarts with one retry fewer. When the server asks for a longer wait

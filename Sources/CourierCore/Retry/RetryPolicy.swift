@@ -16,15 +16,18 @@ public import HTTPTypes
 /// - idempotent methods only (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), unless the request carries an
 ///   `Idempotency-Key` header, which it then sends unchanged on every attempt, or the failure proves that nothing
 ///   was sent (``CourierError/isKnownUnsent``: a refused connection, no route, a connect timeout on AsyncHTTPClient), as OkHttp and
-///   urllib3 retry a failed connection for any method;
-/// - a `Retry-After` (seconds, or an HTTP date relative to the response's `Date`) is honoured: never retry earlier;
+///   urllib3 retry a failed connection for any method, or the response is a first 408 (the server did not receive
+///   the whole request, RFC 9110 §15.5.9; retried once for any method, as OkHttp does);
+/// - a `Retry-After` (seconds, or an HTTP date relative to the response's `Date`; the longest of several) is
+///   honoured: never retry earlier;
 ///   a value above ``maxRetryAfter`` fails the call at once with the value in the error (the status check's
 ///   `unacceptableStatus`, with the server's decoded API error, when the chain has one); garbage is ignored;
 /// - a one-shot body is never replayed, and a retry whose pause would pass the call's deadline is not made.
 ///
 /// There is one retry mechanism per call: the client's policy, unless the request states its own, either as
 /// ``Request/retryPolicy`` or as a ``RetryDecision`` among its ``Request/decisions`` (which then replaces the
-/// client's, where the request put it in its chain). Retries never multiply, and the attempts in the decision trace
+/// client's, where the request put it in its chain, or before the client's status check when the client's decisions
+/// have one, so that the check does not fail a 503 before the retry sees it). Retries never multiply, and the attempts in the decision trace
 /// are the requests the server saw.
 ///
 /// ```swift

@@ -54,6 +54,19 @@ struct RetryAccountingTests {
         #expect(mock.recordedRequests.count == 5)
     }
 
+    @Test("a status check among the client's decisions: a request's own .retry(n) decision still retries a 503")
+    func requestRetryDecisionBeforeTheClientsStatusCheck() async throws {
+        let mock = MockTransport()
+        let configuration = Client.Configuration(
+            decisions: [RedirectDecision(), .validateStatus()], retryPolicy: RetryPolicy(backoff: .none))
+        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        mock.stub(.get, "/probe", with: [.status(503), .status(503), .text("ok")])
+        var probe = Probe()
+        probe.decisionList = [.retry(5), .validateStatus()]
+        #expect(try await client.send(probe) == "ok")
+        #expect(mock.recordedRequests.count == 3)
+    }
+
     @Test("a retry decision in the client's chain is not doubled by the client's policy")
     func clientChainRetryNotDoubled() async throws {
         let clock = DecisionFixtures.RecordingClock()

@@ -71,6 +71,23 @@ struct RetryPolicyTests {
         #expect(clock.sleeps.isEmpty)
     }
 
+    @Test("a POST answered 408 (the server did not get the whole request) is sent again once; a second 408 fails")
+    func requestTimeoutRetriedOnceForAnyMethod() async throws {
+        let (client, mock, _) = Self.client()
+        mock.stub(.post, "/probe", with: [.status(408), .text("created", status: 201)])
+        var probe = Probe(method: .post)
+        probe.body = .json(["item": 1])
+        #expect(try await client.send(probe) == "created")
+        #expect(mock.recordedRequests.count == 2)
+        #expect(mock.recordedRequests.allSatisfy { $0.bodyText == #"{"item":1}"# })
+
+        let (again, twice, _) = Self.client()
+        twice.stub(.post, "/probe", with: [.status(408), .status(408), .text("created", status: 201)])
+        let error = await expectCourierError { try await again.send(probe) }
+        #expect(error?.response?.status.code == 408)
+        #expect(twice.recordedRequests.count == 2)
+    }
+
     @Test("a policy's own retryable statuses are retried whatever their class, a 2xx included")
     func statusesBelowTheDefaults() async throws {
         let (client, mock, clock) = Self.client(RetryPolicy(backoff: Self.noJitter, retryableStatuses: [202, 503]))
@@ -99,6 +116,26 @@ struct RetryPolicyTests {
         mock.stub(.get, "/probe", with: [.status(503, headerFields: [.retryAfter: "3"]), .text("ok")])
         #expect(try await client.send(Probe()) == "ok")
         #expect(clock.sleeps == [.seconds(3)])
+    }
+
+    @Test("row 28: two Retry-After fields (a gateway's and the app's) ask for the longer wait, not none")
+    func retryAfterRepeated() async throws {
+        let (client, mock, clock) = Self.client()
+        var headers = HTTPFields()
+        headers.append(HTTPField(name: .retryAfter, value: "3"))
+        headers.append(HTTPField(name: .retryAfter, value: "5"))
+        mock.stub(.get, "/probe", with: [.status(429, headerFields: headers), .text("ok")])
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(clock.sleeps == [.seconds(5)])
+    }
+
+    @Test("row 28: a Retry-After of Int64.max seconds under a policy with no cap waits a bounded time, not a trap")
+    func retryAfterHugeWithoutCap() async throws {
+        let (client, mock, clock) = Self.client(RetryPolicy(backoff: Self.noJitter, maxRetryAfter: .seconds(Int64.max)))
+        mock.stub(
+            .get, "/probe", with: [.status(503, headerFields: [.retryAfter: "\(Int64.max)"]), .text("ok")])
+        #expect(try await client.send(Probe()) == "ok")
+        #expect(clock.sleeps == [.seconds(Int64.max / 1_000_000_000)])
     }
 
     @Test("row 28: an HTTP-date Retry-After counts from the response's Date, not the local clock")

@@ -19,7 +19,14 @@ extension OutgoingRequest {
         if head.method == .head {
             parts.append("--head")
         } else if head.method != .get || body != nil {
-            parts.append("-X \(head.method.rawValue)")
+            // Quoted unless it is plain letters and digits: a method token may hold `` ` ``, `$`, `|`, `&` or `'`
+            // (RFC 9110 §9.1), which a shell pasting the line would run.
+            let method = head.method.rawValue
+            let isPlain = method.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D
+                    || $0 == 0x5F
+            }
+            parts.append("-X \(isPlain ? method : Self.quote(method))")
         }
         parts.append(Self.quote(Redactor.displayURL(of: head)))
         for field in head.headerFields where !Self.framingFields.contains(field.name) {

@@ -3,7 +3,8 @@ public import Foundation
 extension Redactor {
     /// The first `limit` bytes of `body` as text, with sensitive JSON and form values replaced.
     ///
-    /// A JSON body has every value under a sensitive key replaced, at any depth; a form body has its sensitive
+    /// A JSON body has every value under a sensitive key replaced, at any depth, and in its strings every
+    /// `key=value` under a sensitive key (a callback URL's `?token=…`) and the JSON a string holds; a form body has its sensitive
     /// pairs replaced; any other body is cut to `limit` bytes, shown as lossy UTF-8, and has every `key=value`
     /// under a sensitive key replaced wherever it appears (a server echoing the request's URL, say).
     public func excerpt(of body: Data, contentType: String?, limit: Int = 1024) -> String {
@@ -35,6 +36,17 @@ extension Redactor {
     public func redactInlinePairs(_ text: String) -> String {
         guard text.contains("=") else { return text }
         let characters = Array(text)
+        var result = ""
+        var position = 0
+        for value in sensitiveInlineValues(in: characters) where value.lowerBound >= position {
+            result += String(characters[position..<value.lowerBound]) + Self.placeholder
+            position = value.upperBound
+        }
+        return position == 0 ? text : result + String(characters[position...])
+    }
+
+    /// The ranges, in `characters`, of the values of the `key=value` pairs under a sensitive key in running text.
+    func sensitiveInlineValues(in characters: [Character]) -> [Range<Int>] {
         var found: [(key: String, value: Range<Int>)] = []
         for index in characters.indices where characters[index] == "=" {
             var keyStart = index
@@ -46,13 +58,16 @@ extension Redactor {
             found.append((key, (index + 1)..<valueEnd))
         }
         let keys = found.map(\.key)
-        var result = ""
-        var position = 0
-        for pair in found where isSensitive(key: pair.key, siblings: keys) && pair.value.lowerBound >= position {
-            result += String(characters[position..<pair.value.lowerBound]) + Self.placeholder
-            position = pair.value.upperBound
-        }
-        return position == 0 ? text : result + String(characters[position...])
+        return found.filter { isSensitive(key: $0.key, siblings: keys) }.map(\.value)
+    }
+
+    /// The JSON a string value holds itself (`{"payload":"{\"password\":\"x\"}"}`, a webhook's body as a string),
+    /// or `nil`.
+    static func embeddedJSON(in text: String) -> Any? {
+        guard let first = text.utf8.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }),
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "["), text.utf8.count <= 65_536
+        else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(text.utf8))
     }
 
     /// Whether `character` can be part of a key in `key=value` found in running text.
@@ -75,6 +90,15 @@ extension Redactor {
         }
         if let array = value as? [Any] {
             return array.map(redactJSON)
+        }
+        if let text = value as? String {
+            // A secret inside a string: a URL's `?token=…`, or JSON held as a string.
+            if let embedded = Self.embeddedJSON(in: text),
+                let data = try? JSONSerialization.data(withJSONObject: redactJSON(embedded), options: [.sortedKeys])
+            {
+                return String(decoding: data, as: UTF8.self)
+            }
+            return redactInlinePairs(text)
         }
         return value
     }

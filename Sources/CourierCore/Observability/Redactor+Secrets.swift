@@ -256,8 +256,15 @@ extension Redactor {
             }
         } else if let array = value as? [Any] {
             for inner in array { collectJSON(inner, sensitive: sensitive, into: &secrets) }
-        } else if sensitive, let text = value as? String {
-            secrets.insert(text)
+        } else if let text = value as? String {
+            if sensitive {
+                secrets.insert(text)
+            } else if let embedded = Self.embeddedJSON(in: text) {
+                collectJSON(embedded, sensitive: false, into: &secrets)
+            } else if text.contains("=") {
+                let characters = Array(text)
+                for range in sensitiveInlineValues(in: characters) { secrets.insert(String(characters[range])) }
+            }
         } else if sensitive, let number = value as? NSNumber {
             secrets.insert(number.stringValue)
         }

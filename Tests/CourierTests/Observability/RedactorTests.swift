@@ -193,6 +193,34 @@ struct RedactorTests {
         #expect(cURL.contains("ada"))
     }
 
+    @Test("JSON string values: a URL's ?token= and JSON held as a string are redacted in excerpts, cURL and secrets")
+    func secretsInsideJSONStrings() throws {
+        let redactor = Redactor.default
+        let body = Data(
+            #"{"callback_url":"https://h.example/cb?token=s3cr3t-1&x=1","name":"ada","payload":"{\"password\":\"hunter2\"}"}"#
+                .utf8)
+        let excerpt = redactor.excerpt(of: body, contentType: "application/json")
+        #expect(!excerpt.contains("s3cr3t-1"))
+        #expect(!excerpt.contains("hunter2"))
+        #expect(excerpt.contains("ada"))
+        var head = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/hooks")
+        head.headerFields[.contentType] = "application/json"
+        let cURL = OutgoingRequest(head: head, body: MessageBody(body)).cURLDescription()
+        #expect(!cURL.contains("s3cr3t-1"))
+        #expect(!cURL.contains("hunter2"))
+        let secrets = redactor.secrets(inBody: body, contentType: "application/json")
+        #expect(secrets.scrub("echo: s3cr3t-1, hunter2") == "echo: <redacted>, <redacted>")
+    }
+
+    @Test("cURL quotes a method a shell would run (a token may hold ` and $), and leaves a plain one bare")
+    func cURLQuotesAnOddMethod() throws {
+        let odd = try #require(HTTPRequest.Method("X`id`"))
+        let head = HTTPRequest(method: odd, scheme: "https", authority: "api.example.com", path: "/p")
+        #expect(OutgoingRequest(head: head).cURLDescription() == "curl -X 'X`id`' 'https://api.example.com/p'")
+        let purge = HTTPRequest(method: HTTPRequest.Method("PURGE")!, scheme: "https", authority: "a.example", path: "/")
+        #expect(OutgoingRequest(head: purge).cURLDescription() == "curl -X PURGE 'https://a.example/'")
+    }
+
     @Test("a URL with userinfo set by an adapter never appears in the error or the log")
     func userinfoNeverAppears() async throws {
         let capture = DecisionFixtures.LogCapture()

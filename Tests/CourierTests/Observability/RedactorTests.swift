@@ -217,7 +217,8 @@ struct RedactorTests {
         let odd = try #require(HTTPRequest.Method("X`id`"))
         let head = HTTPRequest(method: odd, scheme: "https", authority: "api.example.com", path: "/p")
         #expect(OutgoingRequest(head: head).cURLDescription() == "curl -X 'X`id`' 'https://api.example.com/p'")
-        let purge = HTTPRequest(method: HTTPRequest.Method("PURGE")!, scheme: "https", authority: "a.example", path: "/")
+        let purge = HTTPRequest(
+            method: HTTPRequest.Method("PURGE")!, scheme: "https", authority: "a.example", path: "/")
         #expect(OutgoingRequest(head: purge).cURLDescription() == "curl -X PURGE 'https://a.example/'")
     }
 

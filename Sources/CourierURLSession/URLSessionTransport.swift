@@ -209,9 +209,9 @@ public final class URLSessionTransport: Transport {
         let headers = configuration.httpAdditionalHeaders ?? [:]
         configuration.httpAdditionalHeaders = nil
         // Every header a redirect to another origin strips (with the default `Redactor`): `X-Api-Key` too.
-        let credentials = Redactor.default.originBoundHeaderNames
+        let redactor = Redactor.default
         return headers.compactMap { key, value in
-            guard let text = key as? String, let name = HTTPField.Name(text), !credentials.contains(name),
+            guard let text = key as? String, let name = HTTPField.Name(text), !redactor.isOriginBound(name),
                 let value = value as? String, HTTPField.isValidValue(value)
             else { return nil }
             return (name.rawName, value)

@@ -25,21 +25,35 @@ struct CacheStage: Sendable {
         /// sensitive headers): a request without `Authorization` is partitioned by their values (``CacheKey``).
         /// Kept here rather than in the stage, whose size every call's frames pay for (issue #17).
         let credentialHeaders: Set<HTTPField.Name>
+        /// The client's redactor, whose words name more credential headers (``credentialHeaders(in:)``).
+        let redactor: Redactor
     }
 
     init(
         cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?, streams: Bool = false,
-        credentialHeaders: Set<HTTPField.Name> = Redactor.defaultSensitiveHeaderNames
+        credentialHeaders: Set<HTTPField.Name> = Redactor.defaultSensitiveHeaderNames, redactor: Redactor? = nil
     ) {
         self.cache = cache
         self.policy = policy
         self.inflight = inflight
         self.streams = streams
-        self.record = cache == nil ? nil : LockedBox(Record(credentialHeaders: credentialHeaders))
+        self.record =
+            cache == nil ? nil : LockedBox(Record(credentialHeaders: credentialHeaders, redactor: redactor ?? .default))
     }
 
     /// The request headers other than `Authorization` that partition the cache.
     private var credentialHeaders: Set<HTTPField.Name> { record?.withLock { $0.credentialHeaders } ?? [] }
+
+    /// ``credentialHeaders`` and the headers among `fields` that the client's redactor finds sensitive by a word
+    /// of their name (`X-Vault-Token`): one user's answer to such a request is not another's.
+    private func credentialHeaders(in fields: HTTPFields) -> Set<HTTPField.Name> {
+        guard let (names, redactor) = record?.withLock({ ($0.credentialHeaders, $0.redactor) }) else { return [] }
+        var found = names
+        for field in fields where !found.contains(field.name) && redactor.hasSensitiveWord(field.name.canonicalName) {
+            found.insert(field.name)
+        }
+        return found
+    }
 
     /// The stage of a call of `client` and a request with `policy`. A streamed body is not shared between
     /// concurrent calls (each reads its own stream), but it is cached.
@@ -51,7 +65,8 @@ struct CacheStage: Sendable {
             inflight: client.configuration.deduplicatesRequests && !streamsBody ? client.configuration.inflight : nil,
             streams: streamsBody,
             // Read only for a client with a cache: every call builds a stage.
-            credentialHeaders: cache == nil ? [] : client.configuration.redactor.sensitiveHeaderNames
+            credentialHeaders: cache == nil ? [] : client.configuration.redactor.sensitiveHeaderNames,
+            redactor: cache == nil ? nil : client.configuration.redactor
         )
     }
 
@@ -179,7 +194,7 @@ struct CacheStage: Sendable {
         guard request.head.method == .get, request.body == nil, !requestControl.noStore,
             fields[.ifNoneMatch] == nil, fields[.ifModifiedSince] == nil, fields[.range] == nil,
             let key = CacheKey(
-                request.head, partitionKey: cache.store.partitionKey, credentialHeaders: credentialHeaders)
+                request.head, partitionKey: cache.store.partitionKey, credentialHeaders: credentialHeaders(in: fields))
         else {
             // Not a request the cache answers; one that may not use the network fails here (RFC 9111 §5.2.1.7: a
             // cache that honours only-if-cached answers from storage or not at all).
@@ -200,7 +215,7 @@ struct CacheStage: Sendable {
             : await cache.lookUp(key).flatMap { found -> CacheEntry? in
                 // An entry whose headers say no-store is never reused (RFC 9111 §3), whoever kept it.
                 guard !found.control.noStore,
-                    found.matches(fields, credentials: credentialHeaders, key: cache.store.partitionKey)
+                    found.matches(fields, credentials: credentialHeaders(in: fields), key: cache.store.partitionKey)
                 else { return nil }
                 return found
             }
@@ -378,7 +393,7 @@ struct CacheStage: Sendable {
             return response
         }
         // A credential the response varies on is kept as a digest (CacheEntry.vary): never in a store in the clear.
-        let (credentials, partitionKey) = (credentialHeaders, cache.store.partitionKey)
+        let (credentials, partitionKey) = (credentialHeaders(in: request.head.headerFields), cache.store.partitionKey)
         let vary = CacheRules.varyNames(response.head.headerFields).map {
             (
                 $0,
@@ -460,7 +475,7 @@ struct CacheStage: Sendable {
         // A streamed call's revalidation streams too: its copy is bounded like the call's own, never read whole.
         let stage = CacheStage(
             cache: cache, policy: .useProtocolRules, inflight: inflight, streams: streams,
-            credentialHeaders: credentialHeaders)
+            credentialHeaders: credentialHeaders, redactor: record?.withLock { $0.redactor })
         // The call's TLS, proxy and limits, without its deadline: the revalidation outlives the call.
         var context = context
         context.deadlineMoment = nil

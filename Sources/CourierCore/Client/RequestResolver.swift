@@ -205,6 +205,6 @@ extension RequestResolver {
 
     /// Removes every credential header, and every header the redactor treats as sensitive.
     static func stripCredentials(from fields: inout HTTPFields, redactor: Redactor) {
-        for name in redactor.originBoundHeaderNames { fields[name] = nil }
+        fields.removeAll { redactor.isOriginBound($0.name) }
     }
 }

@@ -16,6 +16,11 @@ public import HTTPTypes
 /// redactor.sensitiveQueryKeys.insert("tenant_secret")
 /// ```
 ///
+/// A key or header name is also sensitive when one of its words, or two of them run together, is in
+/// ``sensitiveKeyWords`` (`user[password_confirmation]`, `newPassword`, `api_token`, `AWSAccessKeyId`, `X-Vault-Token`,
+/// `X-Auth-Key`), as Rails' parameter filter and OpenTelemetry's URL redaction match parts of names; `max_tokens` or
+/// `Sec-WebSocket-Key` are not. Remove a word to stop it.
+///
 /// In a header whose value is a URL (`Location`, `Content-Location`, `Referer`, `Link`), sensitive query values
 /// and userinfo are redacted too.
 public struct Redactor: Hashable, Sendable {
@@ -30,12 +35,38 @@ public struct Redactor: Hashable, Sendable {
     public var sensitiveQueryKeys: Set<String> {
         didSet { sensitiveQueryKeys = Self.normalized(sensitiveQueryKeys) }
     }
+    /// Words (lowercase) that make any query, form or JSON key and any header name sensitive, alone or as two words
+    /// of the name run together (`api` + `key`): see ``defaultSensitiveKeyWords``. A name's words are split at
+    /// `_`, `-`, `.`, `[`, `]` and at a change of case (`newPassword`, `AWSAccessKeyId`).
+    public var sensitiveKeyWords: Set<String> {
+        didSet { sensitiveKeyWords = Set(sensitiveKeyWords.map { $0.lowercased() }) }
+    }
 
     /// Creates a redactor.
-    public init(sensitiveHeaderNames: Set<HTTPField.Name>, sensitiveQueryKeys: Set<String>) {
+    public init(
+        sensitiveHeaderNames: Set<HTTPField.Name>,
+        sensitiveQueryKeys: Set<String>,
+        sensitiveKeyWords: Set<String> = Redactor.defaultSensitiveKeyWords
+    ) {
         self.sensitiveHeaderNames = sensitiveHeaderNames
         self.sensitiveQueryKeys = Self.normalized(sensitiveQueryKeys)
+        self.sensitiveKeyWords = Set(sensitiveKeyWords.map { $0.lowercased() })
     }
+
+    /// The words that make a name sensitive by default, wherever they stand in it:
+    ///
+    /// - `password`, `passwd`, `passphrase`, `secret`, `token`, `credential`, `credentials`, `signature`, `jwt`;
+    /// - two words run together: `apikey`, `accesskey`, `authkey`, `privatekey`, `secretkey`, `signingkey`,
+    ///   `subscriptionkey`, `sessionid`;
+    /// - session cookies as query parameters: `jsessionid`, `phpsessid`.
+    ///
+    /// Not `tokens` (`max_tokens`, `input_tokens` of a language model API), nor `key` alone (`sort_key`,
+    /// `Idempotency-Key`, `Sec-WebSocket-Key`); `key` alone is a sensitive query key (Google APIs), not a word.
+    public static let defaultSensitiveKeyWords: Set<String> = [
+        "password", "passwd", "passphrase", "secret", "token", "credential", "credentials", "signature", "jwt",
+        "apikey", "accesskey", "authkey", "privatekey", "secretkey", "signingkey", "subscriptionkey", "sessionid",
+        "jsessionid", "phpsessid",
+    ]
 
     /// `keys` lowercased, each also without its separators.
     private static func normalized(_ keys: Set<String>) -> Set<String> {
@@ -48,16 +79,17 @@ public struct Redactor: Hashable, Sendable {
     }
 
     /// The sensitive headers that never cross an origin change, whatever the redactor.
-    private static let credentialHeaderNames: [HTTPField.Name] = [
-        .authorization, .proxyAuthorization, .cookie, HTTPField.Name("Cookie2"), .wwwAuthenticate,
-        .proxyAuthenticate,
-    ].compactMap { $0 }
+    private static let credentialHeaderNames: Set<HTTPField.Name> = Set(
+        [
+            .authorization, .proxyAuthorization, .cookie, HTTPField.Name("Cookie2"), .wwwAuthenticate,
+            .proxyAuthenticate,
+        ].compactMap { $0 })
 
-    /// The headers a redirect to another origin strips (`RequestResolver.stripCredentials`), and which a transport
-    /// must not add to every request on its own (URLSession's `httpAdditionalHeaders`): the credential headers and
-    /// this redactor's sensitive ones.
-    package var originBoundHeaderNames: Set<HTTPField.Name> {
-        sensitiveHeaderNames.union(Self.credentialHeaderNames)
+    /// Whether a redirect to another origin strips header `name` (`RequestResolver.stripCredentials`), and a
+    /// transport must not add it to every request on its own (URLSession's `httpAdditionalHeaders`): the credential
+    /// headers and this redactor's sensitive ones.
+    package func isOriginBound(_ name: HTTPField.Name) -> Bool {
+        Self.credentialHeaderNames.contains(name) || isSensitive(name)
     }
 
     /// The default redactor: ``defaultSensitiveHeaderNames`` and ``defaultSensitiveQueryKeys``.
@@ -87,7 +119,8 @@ public struct Redactor: Hashable, Sendable {
     ///
     /// - OAuth 2.0 and OpenID Connect (RFC 6749, RFC 7636, RFC 7523, RFC 8693): `access_token`, `refresh_token`,
     ///   `id_token`, `client_secret`, `code_verifier`, `assertion`, `client_assertion`, `subject_token`,
-    ///   `actor_token`. The authorization `code` is a secret only next to an ``oauthContextKeys`` key.
+    ///   `actor_token`, `device_code` (RFC 8628). The authorization `code` is a secret only next to an
+    ///   ``oauthContextKeys`` key.
     /// - API keys: `api_key`, `api-key`, `apikey`, `x-api-key`, `key` (Google APIs), `subscription-key` (Azure),
     ///   `access_key`, `private_token` (GitLab), `auth_token`, `token`, `jwt`.
     /// - Signed URLs: `sig` (Azure SAS), `signature` (AWS Signature V2), `x-amz-signature`, `x-amz-credential`,
@@ -96,7 +129,7 @@ public struct Redactor: Hashable, Sendable {
     ///   `secret`, `client_secret`.
     public static let defaultSensitiveQueryKeys: Set<String> = [
         "access_token", "refresh_token", "id_token", "client_secret", "code_verifier", "assertion",
-        "client_assertion", "subject_token", "actor_token",
+        "client_assertion", "subject_token", "actor_token", "device_code",
         "api_key", "api-key", "apikey", "x-api-key", "key", "subscription-key", "access_key", "private_token",
         "auth_token", "token", "jwt",
         "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature",
@@ -111,16 +144,54 @@ public struct Redactor: Hashable, Sendable {
         "state", "grant_type", "redirect_uri", "client_id", "code_verifier", "code_challenge",
     ]
 
-    /// Whether the value of header `name` is a secret.
+    /// Whether the value of header `name` is a secret: a name in ``sensitiveHeaderNames``, or one with a word in
+    /// ``sensitiveKeyWords``.
     public func isSensitive(_ name: HTTPField.Name) -> Bool {
-        sensitiveHeaderNames.contains(name)
+        sensitiveHeaderNames.contains(name) || hasSensitiveWord(name.canonicalName)
     }
 
     /// Whether the value of query or form key `key` is a secret (whatever the other keys; see
-    /// ``oauthContextKeys`` for `code`).
+    /// ``oauthContextKeys`` for `code`): a key in ``sensitiveQueryKeys``, or one with a word in
+    /// ``sensitiveKeyWords``.
     public func isSensitive(queryKey key: some StringProtocol) -> Bool {
         // The set holds every key without its separators too, so that form alone decides.
-        sensitiveQueryKeys.contains(Self.withoutSeparators(key.lowercased()))
+        sensitiveQueryKeys.contains(Self.withoutSeparators(key.lowercased())) || hasSensitiveWord(key)
+    }
+
+    /// Whether a word of `name`, or two adjacent words run together, is in ``sensitiveKeyWords``.
+    func hasSensitiveWord(_ name: some StringProtocol) -> Bool {
+        guard !sensitiveKeyWords.isEmpty else { return false }
+        var previous = ""
+        var word = ""
+        var found = false
+        func close() {
+            guard !word.isEmpty else { return }
+            if sensitiveKeyWords.contains(word) || (!previous.isEmpty && sensitiveKeyWords.contains(previous + word)) {
+                found = true
+            }
+            previous = word
+            word = ""
+        }
+        let characters = Array(name)
+        for (index, character) in characters.enumerated() {
+            guard character.isLetter || character.isNumber else {
+                close()
+                continue
+            }
+            if character.isUppercase, index > 0 {
+                let before = characters[index - 1]
+                // `newPassword`: a capital after a small letter or a digit; `AWSAccess`: the last capital of a run
+                // that a small letter follows.
+                let startsWord =
+                    before.isLowercase || before.isNumber
+                    || (before.isUppercase && index + 1 < characters.count && characters[index + 1].isLowercase)
+                if startsWord { close() }
+            }
+            word += character.lowercased()
+            if found { return true }
+        }
+        close()
+        return found
     }
 
     /// Whether the value under `key` is a secret in a query, form or JSON object that also has `siblings`.

@@ -55,6 +55,24 @@ struct CachePartitionTests {
         #expect(harness.cache.count == 3)
     }
 
+    @Test("row 38: a credential header named by a word (X-Vault-Token), not listed: user B never gets A's entry")
+    func partitionedByAWordMatchedCredential() async throws {
+        let harness = try CacheFixtures.harness()
+        let vault = HTTPField.Name("X-Vault-Token")!
+        harness.mock.stub(
+            .get, "/page",
+            handler: { request in
+                .text("for \(request.head.headerFields[vault] ?? "nobody")", headerFields: Self.cacheable)
+            }
+        )
+        let alice = try await harness.send(Page(headers: ["X-Vault-Token": "hvs.alice"]))
+        let bob = try await harness.send(Page(headers: ["X-Vault-Token": "hvs.bob"]))
+        #expect(alice.value == "for hvs.alice")
+        #expect(bob.value == "for hvs.bob" && bob.cacheStatus?.outcome == .miss)
+        let aliceAgain = try await harness.send(Page(headers: ["X-Vault-Token": "hvs.alice"]))
+        #expect(aliceAgain.value == "for hvs.alice" && aliceAgain.cacheStatus?.outcome == .hit)
+    }
+
     @Test("row 38: no secret is written to disk in the clear")
     func noSecretOnDisk() async throws {
         let directory = CacheFixtures.temporaryDirectory()

@@ -59,6 +59,22 @@ struct RedirectDecisionTests {
         #expect(requests[1].head.headerFields[Self.custom] == "kept")
     }
 
+    @Test("a redirect to another host strips a header the redactor finds by a word of its name (X-Vault-Token)")
+    func crossHostStripsWordMatchedHeaders() async throws {
+        let (client, mock) = Self.client()
+        mock.stub(.get, "/start", with: Self.redirect(to: "https://b.test/landing"))
+        mock.stub(.get, "/landing", with: .text("landed"))
+        var probe = Self.probe()
+        probe.headers = ["X-Vault-Token": "hvs.s3cret", "X-Auth-Key": "cf-k3y", "Idempotency-Key": "order-1"]
+        #expect(try await client.send(probe) == "landed")
+        let requests = mock.recordedRequests
+        try #require(requests.count == 2)
+        #expect(requests[0].head.headerFields[HTTPField.Name("X-Vault-Token")!] == "hvs.s3cret")
+        #expect(requests[1].head.headerFields[HTTPField.Name("X-Vault-Token")!] == nil)
+        #expect(requests[1].head.headerFields[HTTPField.Name("X-Auth-Key")!] == nil)
+        #expect(requests[1].head.headerFields[HTTPField.Name("Idempotency-Key")!] == "order-1")
+    }
+
     @Test("a call that requires a credential follows a redirect to another origin (a CDN), without the credential")
     func requiredCredentialFollowsCrossOriginRedirect() async throws {
         let (client, mock) = Self.client()

@@ -121,7 +121,7 @@ struct RedactorTests {
 
     @Test("registering X-Api-Key and signature on an empty redactor redacts them, and only them")
     func registration() {
-        var redactor = Redactor(sensitiveHeaderNames: [], sensitiveQueryKeys: [])
+        var redactor = Redactor(sensitiveHeaderNames: [], sensitiveQueryKeys: [], sensitiveKeyWords: [])
         let apiKey = HTTPField.Name("X-Api-Key")!
         let fields: HTTPFields = [apiKey: "k-123", .accept: "application/json"]
         #expect(redactor.redact(fields)[apiKey] == "k-123")
@@ -210,6 +210,45 @@ struct RedactorTests {
         #expect(!cURL.contains("hunter2"))
         let secrets = redactor.secrets(inBody: body, contentType: "application/json")
         #expect(secrets.scrub("echo: s3cr3t-1, hunter2") == "echo: <redacted>, <redacted>")
+    }
+
+    @Test(
+        "a key with a sensitive word anywhere in it is redacted; max_tokens, sort_key and page are not",
+        arguments: [
+            ("user%5Bpassword_confirmation%5D", true), ("current_password", true), ("newPassword", true),
+            ("api_token", true), ("oauth_token_secret", true), ("private_key", true), ("AWSAccessKeyId", true),
+            ("device_code", true), ("X-Amz-Credential", true), ("clientSecret", true), ("max_tokens", false),
+            ("sort_key", false), ("page", false), ("input_tokens", false), ("keyword", false),
+        ])
+    func wordsInKeys(key: String, redacted: Bool) {
+        let line = Redactor.default.redactPairs("\(key)=hunter2&page=1")
+        #expect(line.contains("hunter2") == !redacted, "\(line)")
+        #expect(line.hasSuffix("&page=1"))
+    }
+
+    @Test("a header with a sensitive word in its name is redacted; Idempotency-Key and Sec-WebSocket-Key are not")
+    func wordsInHeaderNames() throws {
+        var fields = HTTPFields()
+        for name in [
+            "apikey", "X-Auth-Key", "X-Shopify-Access-Token", "X-Vault-Token", "Idempotency-Key", "Sec-WebSocket-Key",
+        ] {
+            fields.append(HTTPField(name: try #require(HTTPField.Name(name)), value: "v-\(name)"))
+        }
+        let redacted = Redactor.default.redact(fields)
+        #expect(
+            redacted.map(\.value) == [
+                Redactor.placeholder, Redactor.placeholder, Redactor.placeholder, Redactor.placeholder,
+                "v-Idempotency-Key", "v-Sec-WebSocket-Key",
+            ])
+    }
+
+    @Test("a word removed from sensitiveKeyWords no longer redacts; the listed keys still do")
+    func removingAWord() {
+        var redactor = Redactor.default
+        redactor.sensitiveKeyWords.remove("token")
+        #expect(
+            redactor.redactPairs("api_token=a1&page_token=p2&access_token=t3")
+                == "api_token=a1&page_token=p2&access_token=<redacted>")
     }
 
     @Test("cURL quotes a method a shell would run (a token may hold ` and $), and leaves a plain one bare")

@@ -199,7 +199,9 @@ public final class MockTransport: Transport {
                     ))
             }
         }
-        switch response.fault {
+        // A response that has no body (to a HEAD, a 204, a 304) ends with its head on a real transport: a body fault
+        // does not apply to it (a stalled one hung the pipeline's drain until the call's deadline).
+        switch framing.expectedLength == 0 ? nil : response.fault {
         case .resetMidBody(let afterBytes):
             count = min(count, max(0, afterBytes))
             ending = .fail(

@@ -370,6 +370,14 @@ struct Pipeline<R: Request>: Sendable {
         if !streamsBody {
             do {
                 body = try await Self.readBody(of: sent, for: outgoing.head.method, limit: plan.limit)
+            } catch let error as CourierError
+                where sent.head.status.kind != .successful
+                && (error.code == .bodyTooLarge || error.code == .truncatedResponse)
+            {
+                // The head is whole: a 503 whose page is over the limit or cut short is still a 503 (with its
+                // `Retry-After`), a 303 still a redirect, for the decisions; only its body is left out. As a transfer
+                // failure, the status was lost: no retry after the server's wait, no redirect, no API error.
+                body = Data()
             } catch {
                 throw TransferFailure(error: error)
             }

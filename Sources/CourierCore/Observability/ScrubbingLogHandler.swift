@@ -46,10 +46,23 @@ struct ScrubbingLogHandler: LogHandler {
     private func scrub(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
         switch value {
         case .string(let text): .string(redactor.scrub(text, secrets: secrets))
-        case .stringConvertible(let item): .string(redactor.scrub(item.description, secrets: secrets))
+        case .stringConvertible(let item):
+            Self.keepingAttributes(of: item, .string(redactor.scrub(item.description, secrets: secrets)))
         case .dictionary(let dictionary): .dictionary(dictionary.mapValues(scrub))
         case .array(let array): .array(array.map(scrub))
         }
+    }
+
+    /// `scrubbed` with the metadata attributes `item` carries (swift-log's SLG-0004: `.attributed(userID,
+    /// attributes: [...])`, a privacy marker a handler further down reads), which a plain `.string` would drop.
+    /// swift-log's carrier type is not public: it is known by its name.
+    private static func keepingAttributes(
+        of item: any CustomStringConvertible & Sendable, _ scrubbed: Logger.Metadata.Value
+    ) -> Logger.Metadata.Value {
+        guard String(reflecting: type(of: item)).hasSuffix(".AttributedStringCarrier") else { return scrubbed }
+        var value = scrubbed
+        value.attributes = Logger.Metadata.Value.stringConvertible(item).attributes
+        return value
     }
 
     /// An error logged through the handler, reduced to its scrubbed description.

@@ -155,6 +155,48 @@ struct RedactorSecretsTests {
         #expect(text.contains("response part received for /p?key=<redacted>"))
     }
 
+    /// A privacy marker in swift-log's metadata attributes (SLG-0004).
+    enum Privacy: Int64, Logger.MetadataValueAttributes.Attribute { case `private` = 1 }
+
+    /// Keeps each event's metadata as it reaches the handler.
+    struct MetadataHandler: LogHandler {
+        let seen: DecisionFixtures.Shared<[Logger.Metadata]>
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) { seen.update { $0.append(event.metadata ?? [:]) } }
+    }
+
+    @Test("a scrubbing logger keeps a metadata value's attributes (a privacy marker) as it scrubs the value")
+    func scrubbingKeepsAttributes() {
+        let seen = DecisionFixtures.Shared<[Logger.Metadata]>([])
+        let base = Logger(label: "attributes") { _ in MetadataHandler(seen: seen) }
+        var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/p")
+        request.headerFields[.authorization] = "Bearer b3arer"
+        let redactor = Redactor.default
+        let logger = redactor.scrubbing(base, secrets: redactor.secrets(of: request))
+        var marked = Logger.MetadataValueAttributes()
+        marked[Privacy.self] = .private
+        logger.info(
+            "signed in",
+            metadata: [
+                "user": .attributed("ada@example.com", attributes: marked),
+                "token": .attributed("Bearer b3arer", attributes: marked), "plain": .stringConvertible(42),
+            ])
+        let metadata = seen.value.first ?? [:]
+        #expect(metadata["user"]?.attributes[Privacy.self] == .private)
+        #expect(metadata["user"]?.description == "ada@example.com")
+        #expect(metadata["token"]?.attributes[Privacy.self] == .private)
+        #expect(metadata["token"]?.description.contains("b3arer") == false)
+        #expect(metadata["plain"]?.attributes[Privacy.self] == nil)
+        #expect(metadata["plain"]?.description == "42")
+    }
+
     /// Keeps each event as one line: message, metadata (the handler's and the event's) and error.
     struct LineHandler: LogHandler {
         let lines: DecisionFixtures.Shared<[String]>

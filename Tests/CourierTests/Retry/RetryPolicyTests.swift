@@ -138,6 +138,31 @@ struct RetryPolicyTests {
         #expect(clock.sleeps == [.seconds(Int64.max / 1_000_000_000)])
     }
 
+    @Test("a 503 whose page is over the size limit or cut short is still a 503: retried after its Retry-After")
+    func errorBodyOverTheLimitKeepsTheStatus() async throws {
+        let (client, mock, clock) = Self.client()
+        let page = String(repeating: "x", count: 100)
+        mock.stub(
+            .get, "/probe",
+            with: [
+                .text(page, status: 503, headerFields: [.retryAfter: "2"]),
+                .text(page, status: 503, headerFields: [.retryAfter: "3"], fault: .resetMidBody(afterBytes: 5)),
+                .text("ok"),
+            ])
+        var probe = Probe()
+        probe.maxResponseBodySize = 16
+        #expect(try await client.send(probe) == "ok")
+        #expect(mock.recordedRequests.count == 3)
+        #expect(clock.sleeps == [.seconds(2), .seconds(3)])
+
+        // Not retried, the status still says what happened, not the body's size.
+        let (plain, plainMock, _) = Self.client(.disabled)
+        plainMock.stub(.get, "/probe", with: .text(page, status: 404))
+        let error = await expectCourierError { try await plain.send(probe) }
+        #expect(error?.code == .unacceptableStatus)
+        #expect(error?.response?.status.code == 404)
+    }
+
     @Test("row 28: an HTTP-date Retry-After counts from the response's Date, not the local clock")
     func retryAfterDate() async throws {
         let (client, mock, clock) = Self.client()

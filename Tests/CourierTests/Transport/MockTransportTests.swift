@@ -296,6 +296,18 @@ struct MockTransportTests {
         #expect(try await Self.response(mock, "/unknown").body.length == .unknown)
     }
 
+    @Test("a body fault on a response without a body (HEAD, 204, 304) does not apply: the body ends with the head")
+    func bodyFaultsOnResponsesWithoutABody() async throws {
+        let mock = MockTransport()
+        mock.stub(.head, "/head", with: .text("not sent", fault: .stallBody(afterBytes: 0)))
+        mock.stub(.get, "/204", with: .status(204, fault: .stallBody(afterBytes: 0)))
+        mock.stub(.get, "/304", with: .status(304, fault: .resetMidBody(afterBytes: 0)))
+        for (method, path) in [(HTTPRequest.Method.head, "/head"), (.get, "/204"), (.get, "/304")] {
+            let response = try await Self.response(mock, path, method: method)
+            #expect(try await response.body.collect(upTo: .max).isEmpty, "\(path)")
+        }
+    }
+
     @Test("a request body that produces another length than it declared fails at the transport, as on the wire")
     func declaredRequestLength() async throws {
         let mock = MockTransport()

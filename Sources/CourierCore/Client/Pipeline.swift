@@ -367,6 +367,11 @@ struct Pipeline<R: Request>: Sendable {
         // The body is read here unless the parser streams it; failing to read it is the transfer's failure.
         let streamsBody = plan.streamingParser != nil && sent.head.status.kind == .successful
         var body = Data()
+        // The failure to read the body of a response that is not a success, when the decisions may still act on its
+        // status: a 503 whose page is over the limit or cut short is still a 503 (with its `Retry-After`), a 303
+        // still a redirect, a 404 still `unacceptableStatus` under a status check. As a transfer failure, the status
+        // was lost. When no decision acts on it, the failure is the call's, as before: never an empty success.
+        var unread: CourierError?
         if !streamsBody {
             do {
                 body = try await Self.readBody(of: sent, for: outgoing.head.method, limit: plan.limit)
@@ -374,10 +379,7 @@ struct Pipeline<R: Request>: Sendable {
                 where sent.head.status.kind != .successful
                 && (error.code == .bodyTooLarge || error.code == .truncatedResponse)
             {
-                // The head is whole: a 503 whose page is over the limit or cut short is still a 503 (with its
-                // `Retry-After`), a 303 still a redirect, for the decisions; only its body is left out. As a transfer
-                // failure, the status was lost: no retry after the server's wait, no redirect, no API error.
-                body = Data()
+                unread = error
             } catch {
                 throw TransferFailure(error: error)
             }
@@ -399,6 +401,7 @@ struct Pipeline<R: Request>: Sendable {
             restart = Restart(next: next, target: target)
             return nil
         }
+        if let unread { throw TransferFailure(error: unread) }
         if !streamsBody || Self.isLive { slot?.release() }
         return try await parse(
             received, sent: sent, streamsBody: streamsBody, streamingParser: plan.streamingParser, outgoing: outgoing,
@@ -576,16 +579,15 @@ struct Pipeline<R: Request>: Sendable {
             return client.decisionsWithRetry.filter { $0 is RedirectDecision || $0 is RetryDecision }
                 + requestDecisions
         }
-        if !isDefault, let retry = requestDecisions.firstIndex(where: { $0 is RetryDecision }) {
+        if !isDefault, requestDecisions.contains(where: { $0 is RetryDecision }) {
             clientDecisions.removeAll { $0 is RetryDecision }
-            // A status check among the client's decisions would fail a 503 before the request's retry saw it: the
-            // retry goes before that check, where the client's policy would (`RetryDecision.chain`).
+            // A status check among the client's decisions would fail a 503 before the request's retries saw it: they
+            // go before that check, in their order, where the client's policy would (`RetryDecision.chain`).
             guard let check = clientDecisions.firstIndex(where: { $0 is any StatusFailureDescribing }) else {
                 return clientDecisions + requestDecisions
             }
-            var own = requestDecisions
-            clientDecisions.insert(own.remove(at: retry), at: check)
-            return clientDecisions + own
+            clientDecisions.insert(contentsOf: requestDecisions.filter { $0 is RetryDecision }, at: check)
+            return clientDecisions + requestDecisions.filter { !($0 is RetryDecision) }
         }
         guard let retryPolicy = request.retryPolicy else {
             // The client's decisions with its own retry policy, built once per client.

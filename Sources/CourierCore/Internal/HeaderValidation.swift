@@ -3,7 +3,9 @@ import HTTPTypes
 /// Checks header names and values before they enter an `HTTPFields` (which would silently rewrite them).
 enum HeaderValidation {
     /// Returns `value` when it holds no control characters (HTAB allowed), else throws `invalidHeader`.
-    static func validatedValue(_ value: String, for name: String, redacted: Bool = false) throws -> String {
+    static func validatedValue(_ value: String, for name: String, redacted: @autoclosure () -> Bool = false) throws
+        -> String
+    {
         // The search is a plain byte scan; the offset is counted only for a bad value (`enumerated()` over the UTF-8
         // view cost 1.4 % of a call, issue #17).
         if let index = value.utf8.firstIndex(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
@@ -13,7 +15,7 @@ enum HeaderValidation {
                 code: .invalidHeader,
                 stage: .adapt,
                 message: "the value of header '\(name)' contains \(describe(byte)) at byte \(offset)"
-                    + (redacted ? "" : "; nothing was sent")
+                    + (redacted() ? "" : "; nothing was sent")
             )
         }
         return value

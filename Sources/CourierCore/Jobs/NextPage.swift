@@ -69,7 +69,7 @@ public struct NextPage<R: Request>: Sendable {
             // The page itself, however the link spells it (host case, default port, a fragment): the end.
             // The page as its own link named it counts too: the URL sent may have more in its query (a client
             // adapter's `api_key`).
-            if let current = page.url, PageKey.of(url) == PageKey.of(current) { return nil }
+            if let current = page.url, PageKey.names(url, page: current) { return nil }
             if let linked = page.linkedURL, PageKey.of(url) == PageKey.of(linked) { return nil }
             try LinkHeader.check(url, from: page.url)
             return .url(page.request, url)

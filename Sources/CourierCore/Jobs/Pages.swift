@@ -177,4 +177,16 @@ enum PageKey {
         let target = (components?.percentEncodedPath ?? "") + "?" + (components?.percentEncodedQuery ?? "")
         return (Origin(url: url).map { "\($0)" } ?? "") + target
     }
+
+    /// Whether the link `url` names the page sent as `sent`: the same page, or the same origin and path with a query
+    /// whose every pair `sent` has (the page as its link spells it, before a client adapter added `api_key=…`).
+    static func names(_ url: URL, page sent: URL) -> Bool {
+        if of(url) == of(sent) { return true }
+        guard let link = URLComponents(url: url, resolvingAgainstBaseURL: true),
+            let page = URLComponents(url: sent, resolvingAgainstBaseURL: true),
+            Origin(url: url) == Origin(url: sent), link.percentEncodedPath == page.percentEncodedPath
+        else { return false }
+        let pairs = Set((page.percentEncodedQuery ?? "").split(separator: "&"))
+        return (link.percentEncodedQuery ?? "").split(separator: "&").allSatisfy(pairs.contains)
+    }
 }

@@ -147,7 +147,9 @@ public struct Redactor: Hashable, Sendable {
     /// Whether the value of header `name` is a secret: a name in ``sensitiveHeaderNames``, or one with a word in
     /// ``sensitiveKeyWords``.
     public func isSensitive(_ name: HTTPField.Name) -> Bool {
-        sensitiveHeaderNames.contains(name) || hasSensitiveWord(name.canonicalName)
+        // Not the CORS headers: `Access-Control-Allow-Credentials: true` names credentials, it holds none.
+        sensitiveHeaderNames.contains(name)
+            || (!name.canonicalName.hasPrefix("access-control-") && hasSensitiveWord(name.canonicalName))
     }
 
     /// Whether the value of query or form key `key` is a secret (whatever the other keys; see
@@ -158,40 +160,64 @@ public struct Redactor: Hashable, Sendable {
         sensitiveQueryKeys.contains(Self.withoutSeparators(key.lowercased())) || hasSensitiveWord(key)
     }
 
-    /// Whether a word of `name`, or two adjacent words run together, is in ``sensitiveKeyWords``.
+    /// Whether a word of `name`, or two adjacent words run together, is in ``sensitiveKeyWords``, and the name holds
+    /// the secret rather than names something about it: not when the word is followed by one of
+    /// ``describingWords`` (`token_type`, `token_type_hint`, `password_policy`, `token_endpoint`), nor for a
+    /// pagination token (`pageToken`, `NextToken`, `continuation-token`).
     func hasSensitiveWord(_ name: some StringProtocol) -> Bool {
         guard !sensitiveKeyWords.isEmpty else { return false }
-        var previous = ""
-        var word = ""
-        var found = false
-        func close() {
-            guard !word.isEmpty else { return }
-            if sensitiveKeyWords.contains(word) || (!previous.isEmpty && sensitiveKeyWords.contains(previous + word)) {
-                found = true
-            }
-            previous = word
-            word = ""
+        let words = Self.words(of: name)
+        for (index, word) in words.enumerated() {
+            let matches =
+                sensitiveKeyWords.contains(word) || (index > 0 && sensitiveKeyWords.contains(words[index - 1] + word))
+            guard matches else { continue }
+            if index + 1 < words.count, Self.describingWords.contains(words[index + 1]) { continue }
+            if word == "token", index > 0, Self.paginationWords.contains(words[index - 1]) { continue }
+            return true
         }
+        return false
+    }
+
+    /// Words after a sensitive one that make the name about the secret, not the secret.
+    static let describingWords: Set<String> = [
+        "type", "hint", "method", "endpoint", "url", "uri", "expires", "expiry", "expiration", "exp", "count",
+        "limit", "length", "name", "lifetime", "ttl", "format", "version", "policy", "required", "mode", "strength",
+    ]
+
+    /// Words before `token` that make it a position in a list (Google's `pageToken`, AWS's `NextToken`).
+    static let paginationWords: Set<String> = [
+        "page", "next", "continuation", "pagination", "cursor", "sync", "resume",
+    ]
+
+    /// The words of `name`, lowercased: split at anything but a letter or digit, between a letter and a digit, before
+    /// a capital after a small letter (`newPassword`), and before the last capital of a run a small letter follows
+    /// (`AWSAccessKeyId`).
+    static func words(of name: some StringProtocol) -> [String] {
+        var words: [String] = []
+        var word = ""
         let characters = Array(name)
         for (index, character) in characters.enumerated() {
             guard character.isLetter || character.isNumber else {
-                close()
+                if !word.isEmpty { words.append(word) }
+                word = ""
                 continue
             }
-            if character.isUppercase, index > 0 {
+            if index > 0, !word.isEmpty {
                 let before = characters[index - 1]
-                // `newPassword`: a capital after a small letter or a digit; `AWSAccess`: the last capital of a run
-                // that a small letter follows.
                 let startsWord =
-                    before.isLowercase || before.isNumber
-                    || (before.isUppercase && index + 1 < characters.count && characters[index + 1].isLowercase)
-                if startsWord { close() }
+                    before.isLetter != character.isLetter
+                    || (character.isUppercase
+                        && (before.isLowercase
+                            || (before.isUppercase && index + 1 < characters.count && characters[index + 1].isLowercase)))
+                if startsWord {
+                    words.append(word)
+                    word = ""
+                }
             }
             word += character.lowercased()
-            if found { return true }
         }
-        close()
-        return found
+        if !word.isEmpty { words.append(word) }
+        return words
     }
 
     /// Whether the value under `key` is a secret in a query, form or JSON object that also has `siblings`.

@@ -70,10 +70,7 @@ public struct RetryDecision: Decision, TransportFailureDecision {
         }
         let code = response.status.code
         guard code >= lowestRetryableStatus, policy.retryableStatuses.contains(code) else { return false }
-        // A 408 says the server did not receive the whole request (RFC 9110 §15.5.9: the client MAY repeat it):
-        // HAProxy and Node answer so on a reused idle connection. Any method is retried once, as OkHttp does; a
-        // second 408 for a method the policy does not retry is the answer.
-        if code == 408, retried == 0 { return true }
+        if Self.isFirstRequestTimeout(code, retried: retried, policy: policy) { return true }
         return policy.allowsRetry(of: context.request)
     }
 
@@ -148,9 +145,21 @@ public struct RetryDecision: Decision, TransportFailureDecision {
     /// The statuses retried by default.
     public static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
 
-    /// The default rule: an idempotent method (or one with an idempotency key) answered with a retryable status.
+    /// The default rule: an idempotent method (or one with an idempotency key) answered with a retryable status, or
+    /// any method answered with a first 408.
     public static func isRetryable(_ response: ReceivedResponse, context: DecisionContext) -> Bool {
-        RetryPolicy.default.allowsRetry(of: context.request) && retryableStatuses.contains(response.status.code)
+        let code = response.status.code
+        guard retryableStatuses.contains(code) else { return false }
+        return isFirstRequestTimeout(code, retried: context.attempt - 1, policy: .default)
+            || RetryPolicy.default.allowsRetry(of: context.request)
+    }
+
+    /// Whether `code` is a 408 that any method is retried for: the server did not receive the whole request (RFC 9110
+    /// §15.5.9: the client MAY repeat it; HAProxy and Node answer so on a reused idle connection), so it is retried
+    /// once, as OkHttp does, under a policy that retries requests known unsent
+    /// (``RetryPolicy/retriesUnsentRequests``). A second 408, for a method the policy does not retry, is the answer.
+    private static func isFirstRequestTimeout(_ code: Int, retried: Int, policy: RetryPolicy) -> Bool {
+        code == 408 && retried == 0 && policy.retriesUnsentRequests
     }
 }
 

@@ -17,7 +17,8 @@ public import HTTPTypes
 ///   `Idempotency-Key` header, which it then sends unchanged on every attempt, or the failure proves that nothing
 ///   was sent (``CourierError/isKnownUnsent``: a refused connection, no route, a connect timeout on AsyncHTTPClient), as OkHttp and
 ///   urllib3 retry a failed connection for any method, or the response is a first 408 (the server did not receive
-///   the whole request, RFC 9110 §15.5.9; retried once for any method, as OkHttp does);
+///   the whole request, RFC 9110 §15.5.9; retried once for any method, as OkHttp does; both follow
+///   ``retriesUnsentRequests``);
 /// - a `Retry-After` (seconds, or an HTTP date relative to the response's `Date`; the longest of several) is
 ///   honoured: never retry earlier;
 ///   a value above ``maxRetryAfter`` fails the call at once with the value in the error (the status check's
@@ -48,7 +49,8 @@ public struct RetryPolicy: Sendable {
     public var retriesTransportFailures: Bool
     /// Whether a retryable transport failure that proves nothing was sent (``CourierError/isKnownUnsent``: the
     /// connection was refused, had no route, or timed out connecting) is retried whatever the method, as OkHttp and
-    /// urllib3 do (default `true`). The server never saw the request, so a `POST` cannot be applied twice.
+    /// urllib3 do (default `true`). The server never saw the request, so a `POST` cannot be applied twice. A first
+    /// `408 Request Timeout` (the server did not receive the whole request) is retried so too.
     public var retriesUnsentRequests: Bool
     /// The transport failures worth retrying, by code. Default: ``defaultRetryableErrors``.
     public var retryableErrors: Set<CourierError.Code>

@@ -380,6 +380,34 @@ extension PagesTests {
         #expect(mock.recordedRequests.count == 2)
     }
 
+    @Test("a first page that links to itself ends the sequence when a client adapter adds to the query")
+    func firstPageSelfLinkWithAClientQueryKey() async throws {
+        let (client, mock) = Fixtures.client { $0.adapters.append(.query(["api_key": "k-123"])) }
+        mock.stub(.get, "/numbers", with: .json(raw: "[1]", headerFields: [link: "</numbers?per_page=2>; rel=next"]))
+        var values: [[Int]] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) { values.append(page.value) }
+        #expect(values == [[1]])
+        #expect(mock.recordedRequests.count == 1)
+    }
+
+    @Test("a link that echoes the client adapter's query key sends it once, not once more per page")
+    func echoedClientQueryKeyIsNotDoubled() async throws {
+        let (client, mock) = Fixtures.client { $0.adapters.append(.query(["api_key": "k-123"])) }
+        mock.stub(.get, "/numbers") { request in
+            let query = request.query ?? ""
+            return query.hasPrefix("page=2")
+                ? .json(raw: "[2]")
+                : .json(raw: "[1]", headerFields: [link: "</numbers?page=2&api_key=k-123>; rel=next"])
+        }
+        var values: [[Int]] = []
+        for try await page in client.pages(of: ListNumbers(), next: .link()) { values.append(page.value) }
+        #expect(values == [[1], [2]])
+        #expect(
+            mock.recordedRequests.map(\.head.path) == [
+                "/numbers?per_page=2&api_key=k-123", "/numbers?page=2&api_key=k-123",
+            ])
+    }
+
     /// Signs what it sees of the request (method, authority, path), as a request signer would.
     struct PathSigner: RequestAdapter {
         var name: String { "sign" }

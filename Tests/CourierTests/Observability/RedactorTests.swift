@@ -218,7 +218,10 @@ struct RedactorTests {
             ("user%5Bpassword_confirmation%5D", true), ("current_password", true), ("newPassword", true),
             ("api_token", true), ("oauth_token_secret", true), ("private_key", true), ("AWSAccessKeyId", true),
             ("device_code", true), ("X-Amz-Credential", true), ("clientSecret", true), ("max_tokens", false),
-            ("sort_key", false), ("page", false), ("input_tokens", false), ("keyword", false),
+            ("sort_key", false), ("page", false), ("input_tokens", false), ("keyword", false), ("password1", true),
+            ("apiKey2", true), ("token_type", false), ("token_type_hint", false), ("pageToken", false),
+            ("NextToken", false), ("continuation-token", false), ("password_policy", false),
+            ("token_endpoint", false), ("client_secret_expires_at", false), ("oauth2_token", true),
         ])
     func wordsInKeys(key: String, redacted: Bool) {
         let line = Redactor.default.redactPairs("\(key)=hunter2&page=1")
@@ -231,6 +234,7 @@ struct RedactorTests {
         var fields = HTTPFields()
         for name in [
             "apikey", "X-Auth-Key", "X-Shopify-Access-Token", "X-Vault-Token", "Idempotency-Key", "Sec-WebSocket-Key",
+            "Access-Control-Allow-Credentials",
         ] {
             fields.append(HTTPField(name: try #require(HTTPField.Name(name)), value: "v-\(name)"))
         }
@@ -238,7 +242,7 @@ struct RedactorTests {
         #expect(
             redacted.map(\.value) == [
                 Redactor.placeholder, Redactor.placeholder, Redactor.placeholder, Redactor.placeholder,
-                "v-Idempotency-Key", "v-Sec-WebSocket-Key",
+                "v-Idempotency-Key", "v-Sec-WebSocket-Key", "v-Access-Control-Allow-Credentials",
             ])
     }
 

@@ -65,6 +65,14 @@ struct RetryAccountingTests {
         probe.decisionList = [.retry(5), .validateStatus()]
         #expect(try await client.send(probe) == "ok")
         #expect(mock.recordedRequests.count == 3)
+
+        // Two retry decisions, the second for 503s: both go before the client's check, in their order.
+        mock.stub(.get, "/probe", with: [.status(503), .text("ok")])
+        probe.decisionList = [
+            .retry(1, when: { response, _ in response.status.code == 429 }), .retry(2), .validateStatus(),
+        ]
+        #expect(try await client.send(probe) == "ok")
+        #expect(mock.recordedRequests.count == 5)
     }
 
     @Test("a retry decision in the client's chain is not doubled by the client's policy")

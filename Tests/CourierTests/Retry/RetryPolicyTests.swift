@@ -86,6 +86,12 @@ struct RetryPolicyTests {
         let error = await expectCourierError { try await again.send(probe) }
         #expect(error?.response?.status.code == 408)
         #expect(twice.recordedRequests.count == 2)
+
+        // retriesUnsentRequests off: a POST is never sent twice.
+        let (strict, strictMock, _) = Self.client(RetryPolicy(backoff: Self.noJitter, retriesUnsentRequests: false))
+        strictMock.stub(.post, "/probe", with: [.status(408), .text("created", status: 201)])
+        _ = await expectCourierError { try await strict.send(probe) }
+        #expect(strictMock.recordedRequests.count == 1)
     }
 
     @Test("a policy's own retryable statuses are retried whatever their class, a 2xx included")
@@ -157,10 +163,15 @@ struct RetryPolicyTests {
 
         // Not retried, the status still says what happened, not the body's size.
         let (plain, plainMock, _) = Self.client(.disabled)
-        plainMock.stub(.get, "/probe", with: .text(page, status: 404))
+        plainMock.stub(.get, "/probe", with: [.text(page, status: 404), .text(page, status: 404)])
         let error = await expectCourierError { try await plain.send(probe) }
         #expect(error?.code == .unacceptableStatus)
         #expect(error?.response?.status.code == 404)
+
+        // No decision acts on the status: the body's failure is the call's, never an empty success.
+        probe.decisionList = []
+        let unread = await expectCourierError { try await plain.send(probe) }
+        #expect(unread?.code == .bodyTooLarge)
     }
 
     @Test("row 28: an HTTP-date Retry-After counts from the response's Date, not the local clock")

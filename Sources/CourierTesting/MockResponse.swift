@@ -120,10 +120,12 @@ public enum MockFault: Sendable {
     /// Any other error (a `URLError`, say) reaches the pipeline as it is and ends the call as `transportFailed`,
     /// which is not retried.
     case failBeforeResponse(any Error)
-    /// Return the head, then end the body with a connection reset after `afterBytes` bytes.
+    /// Return the head, then end the body with a connection reset after `afterBytes` bytes. Ignored for a response
+    /// without a body (to a HEAD, a 204 or 304, or `Content-Length: 0`), which ends with its head.
     case resetMidBody(afterBytes: Int)
     /// Never answer: suspend until the calling task is cancelled.
     case stall
-    /// Return the head, then never finish the body: suspend until cancelled.
+    /// Return the head, then never finish the body: suspend until cancelled. Ignored for a response without a body
+    /// (to a HEAD, a 204 or 304, or `Content-Length: 0`), which ends with its head.
     case stallBody(afterBytes: Int)
 }

@@ -56,7 +56,7 @@ public struct QueryAdapter: InPlaceAdapter {
 }
 
 extension RequestAdapter where Self == QueryAdapter {
-    /// Appends query parameters.
+    /// Appends query parameters, leaving out a pair the URL's query already has.
     public static func query(_ parameters: Parameters, encoder: URLEncodedFormEncoder? = nil) -> QueryAdapter {
         QueryAdapter(parameters, encoder: encoder)
     }

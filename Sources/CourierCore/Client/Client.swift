@@ -248,6 +248,8 @@ public struct Client: Sendable {
     /// Sends `request` and calls `completion` with the result; returns a handle that cancels the call.
     ///
     /// `completion` runs once, on an arbitrary thread, also after cancellation (with `CancellationError`).
+    /// ``cancelAll()`` reaches the call from the moment this returns; it has no tags, so ``cancelAll(tagged:)`` does
+    /// not.
     @discardableResult
     public func send<R: Request>(
         _ request: R,

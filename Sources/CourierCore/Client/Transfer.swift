@@ -72,8 +72,8 @@ public struct Transfer<Value: Sendable>: Sendable {
 extension Client {
     /// Starts `request` and returns a handle with its upload and download progress as an `AsyncSequence`.
     ///
-    /// The call runs in a new task; cancel it with ``Transfer/cancel()``, or by cancelling the task that awaits
-    /// ``Transfer/value``. Progress counts the bytes Courier
+    /// The call runs in a new task; cancel it with ``Transfer/cancel()``, by cancelling the task that awaits
+    /// ``Transfer/value``, or with ``cancelAll(tagged:)`` from the moment this returns. Progress counts the bytes Courier
     /// hands to the transport (upload) and receives from it (download), the same way on every transport; a body sent
     /// from memory or from a file by URLSession itself counts the bytes URLSession reports sent.
     ///

@@ -79,7 +79,9 @@ public struct Redirection: Hashable, Sendable {
 public struct ReceivedResponse: Sendable {
     /// The status line and header fields.
     public var head: HTTPResponse
-    /// The body (bounded by the request's or client's limit).
+    /// The body (bounded by the request's or client's limit). Empty for a response that is not a success whose body
+    /// was over the limit or cut short: the call still fails with that error unless a decision fails it or restarts
+    /// it (a retry of a 503, a redirect).
     public var body: Data
     /// Whether the response came from the client's cache, and how old it is; `nil` without a cache.
     public var cacheStatus: CacheStatus?

@@ -75,7 +75,8 @@ extension MultipartFormData {
         }
 
         /// A file streamed from disk in 64 KiB chunks; its size, read by ``RequestBody/multipart(_:)``, counts
-        /// towards `Content-Length`. The part is replayable: every send reads the file again.
+        /// towards `Content-Length`. The part is replayable (every send reads the file again) unless the file is a
+        /// named pipe, which makes the form chunked and one-shot.
         ///
         /// ```swift
         /// form.append(.file(name: "video", fileURL: movieURL))                        // video/mp4

@@ -62,7 +62,8 @@ public struct URLEncodedFormEncoder: Sendable {
     /// - Parameter value: A keyed value: a struct or a `[String: Value]` dictionary.
     /// - Returns: The pairs, in the order ``encode(_:)`` would emit them.
     /// - Throws: `EncodingError.invalidValue` if the top-level value is not keyed, a floating-point value
-    ///   is infinite or NaN, or a custom strategy fails.
+    ///   is infinite or NaN (`Decimal.nan` too), a dictionary's keys are not `String`, `Int` or
+    ///   `CodingKeyRepresentable`, or a custom strategy fails.
     public func encodePairs(_ value: some Encodable) throws -> [(name: String, value: String)] {
         if let parameters = value as? Parameters, let pairs = parameters.flatPairs(using: self) {
             return pairs

@@ -49,7 +49,9 @@ extension Client {
     /// Cancels every call, job, group, page sequence and event stream this client, or a client derived from it with
     /// ``switching(to:)`` or ``configured(_:)``, has in flight.
     ///
-    /// Calls started after this returns are not affected. Each cancelled call throws `CancellationError`.
+    /// Calls started after this returns are not affected. A call counts from the moment the method that starts it
+    /// returns (`transfer(_:tags:)` and `send(_:completion:)` included); one cancelled before its task runs throws
+    /// `CancellationError` without being sent. Each cancelled call throws `CancellationError`.
     ///
     /// A token refresh in flight is not cancelled: it runs for every call that waits for it, and its response may
     /// hold the only copy of a rotated refresh token. The calls waiting for it are cancelled as usual.

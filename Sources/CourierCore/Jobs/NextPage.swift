@@ -53,7 +53,8 @@ public struct NextPage<R: Request>: Sendable {
     ///
     /// The next page is requested with the same request (method, headers, adapters, decisions, parser) sent to
     /// the link's URL, resolved against the page's URL when relative. The sequence ends when a page has no such
-    /// link, or links to itself (however the link spells the page's URL: host case, default port, fragment).
+    /// link, or links to itself (however the link spells the page's URL: host case, default port, fragment; or a
+    /// query holding only pairs the page was sent with, so a `next` link with no query from `?page=2` ends it).
     /// Credentials follow the client's rules: a bearer token is only sent to the
     /// client's own servers, so a link to another origin gets none.
     ///

@@ -36,13 +36,17 @@ public struct Redactor: Hashable, Sendable {
         didSet { sensitiveQueryKeys = Self.normalized(sensitiveQueryKeys) }
     }
     /// Words (lowercase) that make any query, form or JSON key and any header name sensitive, alone or as two words
-    /// of the name run together (`api` + `key`): see ``defaultSensitiveKeyWords``. A name's words are split at
-    /// `_`, `-`, `.`, `[`, `]` and at a change of case (`newPassword`, `AWSAccessKeyId`).
+    /// of the name run together (`api` + `key`): see ``defaultSensitiveKeyWords``. A name's words are split at any
+    /// character that is not a letter or digit, between a letter and a digit (`password1`), and at a change of case
+    /// (`newPassword`, `AWSAccessKeyId`). A word followed by a describing word (`token_type`, `password_policy`,
+    /// `token_endpoint`) does not count, nor `token` after a pagination word (`pageToken`, `NextToken`), nor a
+    /// header whose name starts `Access-Control-`.
     public var sensitiveKeyWords: Set<String> {
         didSet { sensitiveKeyWords = Set(sensitiveKeyWords.map { $0.lowercased() }) }
     }
 
-    /// Creates a redactor.
+    /// Creates a redactor. `sensitiveKeyWords` defaults to ``defaultSensitiveKeyWords``; pass `[]` to match names
+    /// exactly.
     public init(
         sensitiveHeaderNames: Set<HTTPField.Name>,
         sensitiveQueryKeys: Set<String>,
@@ -92,7 +96,8 @@ public struct Redactor: Hashable, Sendable {
         Self.credentialHeaderNames.contains(name) || isSensitive(name)
     }
 
-    /// The default redactor: ``defaultSensitiveHeaderNames`` and ``defaultSensitiveQueryKeys``.
+    /// The default redactor: ``defaultSensitiveHeaderNames``, ``defaultSensitiveQueryKeys`` and
+    /// ``defaultSensitiveKeyWords``.
     public static let `default` = Redactor(
         sensitiveHeaderNames: defaultSensitiveHeaderNames,
         sensitiveQueryKeys: defaultSensitiveQueryKeys

@@ -59,7 +59,8 @@ public struct RetryPolicy: Sendable {
     /// The longest `Retry-After` honoured; a longer one fails the call at once.
     public var maxRetryAfter: Duration
     /// An extra rule replacing the status check: whether this response is worth retrying. The method check stays:
-    /// a request that is not idempotent (and carries no idempotency key) is not retried whatever it says.
+    /// a request that is not idempotent (and carries no idempotency key) is not retried whatever it says, and the
+    /// first-408 rule no longer applies.
     public var condition: (@Sendable (ReceivedResponse, DecisionContext) -> Bool)?
 
     /// Creates a policy; every parameter has the default described on the type.

@@ -1,12 +1,13 @@
 public import Foundation
 
 extension MessageBody {
-    /// A replayable body read from a file in chunks, never whole into memory.
+    /// A body read from a file in chunks, never whole into memory; replayable when the file is a regular one.
     ///
     /// The length is the file's size when the body is created; each iteration opens the file again. A file that is
-    /// not a regular one (a named pipe, `/dev/stdin`) goes chunked and is a one-shot body: read a second time it
-    /// would give nothing or block, so a retry or a redirect that would send it again fails with
-    /// ``CourierError/Code/bodyNotReplayable`` instead, as curl cannot rewind such an input either.
+    /// not a regular one (a named pipe, `/dev/stdin`) goes chunked and is a one-shot body, as curl cannot rewind
+    /// such an input either: read a second time it would give nothing or block, so a retry or a 307/308 redirect
+    /// that would send it again is not made (the response or error comes back as it is), and a custom decision that
+    /// restarts the call fails it with ``CourierError/Code/bodyNotReplayable``.
     ///
     /// - Throws: ``CourierError/Code/invalidBody`` when the file cannot be read, or `url` is not a file URL.
     public static func file(at url: URL, chunkSize: Int = 64 * 1024) throws -> MessageBody {
@@ -96,10 +97,11 @@ struct FileChunks: AsyncSequence, Sendable {
 }
 
 extension RequestBody {
-    /// A file streamed from disk, with its exact length, replayable.
+    /// A file streamed from disk: replayable, with its exact length, for a regular file; chunked and one-shot for a
+    /// named pipe or `/dev/stdin` (see ``MessageBody/file(at:chunkSize:)``).
     ///
-    /// The file is opened when the request is adapted: a missing or unreadable file fails the call with
-    /// ``CourierError/Code/invalidBody`` (stage `.adapt`) before anything is sent.
+    /// The file is opened when the request is adapted: a missing or unreadable file, or a URL that is not a file
+    /// URL, fails the call with ``CourierError/Code/invalidBody`` (stage `.adapt`) before anything is sent.
     public static func file(_ url: URL, contentType: String? = "application/octet-stream") -> RequestBody {
         RequestBody(kind: .deferred { .stream(try MessageBody.file(at: url), contentType: contentType) })
     }

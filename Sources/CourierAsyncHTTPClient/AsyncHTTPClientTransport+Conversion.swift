@@ -31,9 +31,14 @@
             }
             ahcRequest.headers = headers
             if let body = request.body {
-                if let bytes = body.bufferedBytes, !sendsInChunks(body) {
-                    ahcRequest.body = .bytes(ByteBuffer(bytes: bytes))
-                } else if let bytes = body.bufferedBytes {
+                if let count = body.bufferedCount {
+                    // One copy, into the buffer: a body made from `Data` is not first copied into an array.
+                    let buffer =
+                        body.bufferedData.map { ByteBuffer(bytes: $0) } ?? ByteBuffer(bytes: body.bufferedBytes ?? [])
+                    guard sendsInChunks(body) else {
+                        ahcRequest.body = .bytes(buffer)
+                        return ahcRequest
+                    }
                     // AsyncHTTPClient writes a `.bytes` body in one piece and starts its idle (read) timer as soon as
                     // the request's end is queued, while most of the body may still wait in NIO's buffer: a large
                     // body on a slow uplink failed with `idleTimeout` mid-upload. In slices, the end is queued only
@@ -41,8 +46,8 @@
                     // is writable), so the timer starts when the upload is nearly done. No copy: the slices share
                     // one buffer.
                     ahcRequest.body = .stream(
-                        BufferSlices(buffer: ByteBuffer(bytes: bytes), sliceSize: uploadSliceSize, watch: watch),
-                        length: .known(Int64(bytes.count)))
+                        BufferSlices(buffer: buffer, sliceSize: uploadSliceSize, watch: watch),
+                        length: .known(Int64(count)))
                 } else {
                     let length: HTTPClientRequest.Body.Length
                     switch body.length {
@@ -57,7 +62,7 @@
 
         /// Whether AsyncHTTPClient takes `body` in chunks: a stream, or an in-memory body above ``wholeBodyLimit``.
         static func sendsInChunks(_ body: MessageBody) -> Bool {
-            body.bufferedBytes.map { $0.count > wholeBodyLimit } ?? true
+            body.bufferedCount.map { $0 > wholeBodyLimit } ?? true
         }
 
         /// The largest in-memory body sent in one piece; a larger one goes in slices of ``uploadSliceSize``.

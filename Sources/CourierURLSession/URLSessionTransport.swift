@@ -253,7 +253,7 @@ public final class URLSessionTransport: Transport {
         try Self.checkProxy(context.proxy, for: request.head)
         // FoundationNetworking refuses it, and Apple's URLSession fails it with NSURLErrorDataLengthExceedsMaximum
         // (since iOS 13 and macOS 10.15), after a streamed body was spooled to a file for nothing.
-        if request.head.method == .get, let body = request.body, body.unobserved.bufferedBytes?.isEmpty != true {
+        if request.head.method == .get, let body = request.body, body.unobserved.bufferedCount != 0 {
             throw CourierError(
                 code: .unsupported,
                 stage: .transport,
@@ -278,7 +278,10 @@ public final class URLSessionTransport: Transport {
         // as without progress (`unobserved`): from memory with its Content-Length, from its file, or spooled once.
         var uploadProgress: (@Sendable (Int64) -> Void)?
         if let body = request.body {
-            if let bytes = body.unobserved.bufferedBytes {
+            if let data = body.unobserved.bufferedData {
+                urlRequest.httpBody = data  // shared, not copied
+                uploadProgress = body.progressReport
+            } else if let bytes = body.unobserved.bufferedBytes {
                 urlRequest.httpBody = Data(bytes)
                 uploadProgress = body.progressReport
             } else {

@@ -41,6 +41,9 @@ public struct MessageBody: AsyncSequence, Sendable {
 
     enum Storage: Sendable {
         case bytes(ArraySlice<UInt8>)
+        /// Bytes in memory as the caller gave them (a `JSONEncoder`'s output, `RequestBody.bytes`): kept, not copied
+        /// into an array on every attempt, so a transport that takes `Data` sends them without a copy.
+        case data(Data)
         case sequence(@Sendable () -> AsyncIterator)
         /// A file read in chunks of the given size (``file(at:chunkSize:)``).
         case file(URL, chunkSize: Int)
@@ -87,10 +90,29 @@ public struct MessageBody: AsyncSequence, Sendable {
         self.consumption = iterationBehavior == .single ? LockedBox(false) : nil
     }
 
-    /// The body's bytes when it is held in memory, so a transport can write them without iterating.
+    /// The body's bytes when it is held in memory, so a transport can write them without iterating. A body made
+    /// from `Data` is copied into the slice here; a transport that takes `Data` reads `bufferedData` first.
     public var bufferedBytes: ArraySlice<UInt8>? {
-        if case .bytes(let bytes) = storage { return bytes }
+        switch storage {
+        case .bytes(let bytes): bytes
+        case .data(let data): ArraySlice(data)
+        default: nil
+        }
+    }
+
+    /// The body's bytes when it was made from `Data`, shared, not copied.
+    package var bufferedData: Data? {
+        if case .data(let data) = storage { return data }
         return nil
+    }
+
+    /// The number of bytes of a body held in memory, without copying them.
+    package var bufferedCount: Int? {
+        switch storage {
+        case .bytes(let bytes): bytes.count
+        case .data(let data): data.count
+        default: nil
+        }
     }
 
     /// Creates a replayable body from bytes in memory.
@@ -110,9 +132,12 @@ public struct MessageBody: AsyncSequence, Sendable {
         self.consumption = nil
     }
 
-    /// Creates a replayable body from data in memory.
+    /// Creates a replayable body from data in memory, which it shares (copy-on-write) rather than copies.
     public init(_ data: Data) {
-        self.init([UInt8](data))
+        self.storage = .data(data)
+        self.length = .known(Int64(data.count))
+        self.iterationBehavior = .multiple
+        self.consumption = nil
     }
 
     /// Creates a body from an asynchronous sequence of byte chunks.
@@ -168,6 +193,8 @@ public struct MessageBody: AsyncSequence, Sendable {
         switch storage {
         case .bytes(let bytes):
             return AsyncIterator(bytes: bytes)
+        case .data(let data):
+            return AsyncIterator(bytes: ArraySlice(data))
         case .sequence(let make):
             return make()
         case .file(let url, let chunkSize):
@@ -197,7 +224,8 @@ public struct MessageBody: AsyncSequence, Sendable {
         if case .known(let count) = length, count > Int64(limit) {
             throw CourierError.bodyTooLarge(limit: limit, announced: count)
         }
-        if let bytes = bufferedBytes {
+        if let data = bufferedData { return data }
+        if case .bytes(let bytes) = storage {
             // Not `Data(bytes)`: its generic initializer casts the slice to `any ContiguousBytes`, and a slice is
             // too large for an existential's inline buffer, so that cast costs an allocation per call.
             return bytes.withUnsafeBytes { buffer in

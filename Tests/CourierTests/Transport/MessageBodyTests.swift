@@ -24,6 +24,17 @@ struct MessageBodyTests {
         #expect(try await body.collect(upTo: 5) == Data("hello".utf8))
     }
 
+    @Test("a body made from Data shares its bytes: collecting it gives the same storage back, not a copy")
+    func dataIsShared() async throws {
+        let data = Data(repeating: 0x61, count: 1 << 20)
+        let collected = try await MessageBody(data).collect(upTo: .max)
+        #expect(collected == data)
+        let original = data.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        let shared = collected.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        #expect(original == shared)
+        #expect(MessageBody(data).bufferedBytes?.count == 1 << 20)
+    }
+
     @Test("an empty body yields no chunks and has length 0")
     func emptyBody() async throws {
         let body = MessageBody([UInt8]())

@@ -35,7 +35,7 @@
                     // One copy, into the buffer: a body made from `Data` is not first copied into an array.
                     let buffer =
                         body.bufferedData.map { ByteBuffer(bytes: $0) } ?? ByteBuffer(bytes: body.bufferedBytes ?? [])
-                    guard sendsInChunks(body) else {
+                    guard count > Self.wholeBodyLimit else {
                         ahcRequest.body = .bytes(buffer)
                         return ahcRequest
                     }

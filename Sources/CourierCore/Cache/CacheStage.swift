@@ -191,10 +191,11 @@ struct CacheStage: Sendable {
     ) async throws -> Lookup {
         let fields = request.head.headerFields
         let requestControl = CacheControl(fields)
+        let credentials = credentialHeaders(in: fields)
         guard request.head.method == .get, request.body == nil, !requestControl.noStore,
             fields[.ifNoneMatch] == nil, fields[.ifModifiedSince] == nil, fields[.range] == nil,
             let key = CacheKey(
-                request.head, partitionKey: cache.store.partitionKey, credentialHeaders: credentialHeaders(in: fields))
+                request.head, partitionKey: cache.store.partitionKey, credentialHeaders: credentials)
         else {
             // Not a request the cache answers; one that may not use the network fails here (RFC 9111 §5.2.1.7: a
             // cache that honours only-if-cached answers from storage or not at all).
@@ -215,7 +216,7 @@ struct CacheStage: Sendable {
             : await cache.lookUp(key).flatMap { found -> CacheEntry? in
                 // An entry whose headers say no-store is never reused (RFC 9111 §3), whoever kept it.
                 guard !found.control.noStore,
-                    found.matches(fields, credentials: credentialHeaders(in: fields), key: cache.store.partitionKey)
+                    found.matches(fields, credentials: credentials, key: cache.store.partitionKey)
                 else { return nil }
                 return found
             }

@@ -256,17 +256,11 @@ public struct Client: Sendable {
         completion: @escaping @Sendable (Result<R.Response, any Error>) -> Void
     ) -> RequestTask {
         // The entry is made here, before the task starts: a `cancelAll()` right after this returns finds the call.
-        let ticket = RequestRegistry.isExempt ? nil : registry.enter(tags: [])
+        let ticket = registry.enterUnlessExempt(tags: [])
         let task = Task {
             do {
                 let pipeline = Pipeline(client: self, request: request)
-                let value =
-                    if let ticket {
-                        try await registry.run(ticket) { try await pipeline.run() }
-                    } else {
-                        try await pipeline.run()
-                    }
-                completion(.success(value))
+                completion(.success(try await registry.run(ticket) { try await pipeline.run() }))
             } catch {
                 completion(.failure(error))
             }

@@ -87,11 +87,10 @@ extension Client {
     public func transfer<R: Request>(_ request: R, tags: Set<RequestTag> = []) -> Transfer<R.Response> {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(256))
         // The entry is made here, before the task starts: a `cancelAll` right after this returns finds the call.
-        let ticket = RequestRegistry.isExempt ? nil : registry.enter(tags: tags)
+        let ticket = registry.enterUnlessExempt(tags: tags)
         let task = Task {
             defer { continuation.finish() }
             let pipeline = Pipeline(client: self, request: request, progress: { continuation.yield($0) })
-            guard let ticket else { return try await pipeline.run() }
             return try await registry.run(ticket) { try await pipeline.run() }
         }
         return Transfer(progress: stream, task: task)

@@ -141,6 +141,21 @@ final class RequestRegistry: Sendable {
         return try await value
     }
 
+    /// The entry of a call about to start in a task of its own (``enter(tags:)``), or `nil` when the current task is
+    /// a token refresh's (``isExempt``); the call runs with `run(_:_:)`, which takes the optional ticket.
+    func enterUnlessExempt(tags: Set<RequestTag>) -> Ticket? {
+        Self.isExempt ? nil : enter(tags: tags)
+    }
+
+    /// `operation` under `ticket`, or unregistered without one (a token refresh's call).
+    func run<Value: Sendable>(
+        _ ticket: Ticket?,
+        _ operation: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        guard let ticket else { return try await operation() }
+        return try await run(ticket, operation)
+    }
+
     /// ``run(tags:_:)``, or `operation` unregistered when the current task is a token refresh's (``isExempt``): for
     /// ``Client/exchange(for:tags:)``. `Client.send(_:tags:)` checks on its own, so that `run`'s frame, which every
     /// call in flight keeps, does not grow by the branch (16 bytes).

@@ -38,12 +38,17 @@ struct RetryAccountingTests {
         #expect(error?.trace.steps.map(\.attempt).max() == mock.recordedRequests.count)
     }
 
-    @Test("a status check among the client's decisions: the client's policy and a request's still retry a 503")
-    func statusCheckInTheClientsChain() async throws {
+    /// A client whose own decisions end with a status check, retrying with no pause.
+    static func clientWithAStatusCheck() -> (Client, MockTransport) {
         let mock = MockTransport()
         let configuration = Client.Configuration(
             decisions: [RedirectDecision(), .validateStatus()], retryPolicy: RetryPolicy(backoff: .none))
-        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        return (Client(server: Fixtures.server, transport: mock, configuration: configuration), mock)
+    }
+
+    @Test("a status check among the client's decisions: the client's policy and a request's still retry a 503")
+    func statusCheckInTheClientsChain() async throws {
+        let (client, mock) = Self.clientWithAStatusCheck()
         mock.stub(.get, "/probe", with: [.status(503), .status(503), .text("ok"), .status(503), .text("ok")])
         #expect(try await client.send(Probe()) == "ok")
         #expect(mock.recordedRequests.count == 3)
@@ -56,10 +61,7 @@ struct RetryAccountingTests {
 
     @Test("a status check among the client's decisions: a request's own .retry(n) decision still retries a 503")
     func requestRetryDecisionBeforeTheClientsStatusCheck() async throws {
-        let mock = MockTransport()
-        let configuration = Client.Configuration(
-            decisions: [RedirectDecision(), .validateStatus()], retryPolicy: RetryPolicy(backoff: .none))
-        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        let (client, mock) = Self.clientWithAStatusCheck()
         mock.stub(.get, "/probe", with: [.status(503), .status(503), .text("ok")])
         var probe = Probe()
         probe.decisionList = [.retry(5), .validateStatus()]

@@ -17,6 +17,14 @@ enum Probes {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// Context switches this process's threads have made so far, voluntary (a thread waiting: a futex, `epoll_wait`)
+    /// plus involuntary (preempted), from `getrusage(RUSAGE_SELF)`. A thread that sleeps and is woken again costs a
+    /// system call on each side, so switches per request show how often a call hands work to another thread.
+    static func processContextSwitches() -> Int {
+        guard let usage = selfUsage() else { return 0 }
+        return Int(usage.ru_nvcsw) + Int(usage.ru_nivcsw)
+    }
+
     /// User plus system CPU seconds process `pid` has used so far, from `/proc/<pid>/stat`, in clock ticks
     /// (usually 10 ms); `nil` when it cannot be read (not Linux, or the process is gone).
     static func cpuSeconds(ofProcess pid: Int32) -> Double? {

@@ -66,7 +66,9 @@ enum Report {
         let measuresServer = results.contains { $0.serverCPUPerRequest != nil }
         let protocolColumn = showsProtocol(options)
         var table = [
-            (protocolColumn ? ["proto"] : []) + ["client", "conc", "decode", "req/s", "p50 µs", "p99 µs", "CPU µs/req"]
+            (protocolColumn ? ["proto"] : []) + [
+                "client", "conc", "decode", "req/s", "p50 µs", "p99 µs", "CPU µs/req", "switches/req",
+            ]
                 + (measuresServer ? ["server µs/req"] : []) + ["peak RSS MiB", "errors"]
         ]
         var firstErrors: [String] = []
@@ -85,6 +87,7 @@ enum Report {
                                 grouped(median(cells.map(\.requestsPerSecond))),
                                 fixed(median(cells.map(\.p50)), 0), fixed(median(cells.map(\.p99)), 0),
                                 fixed(median(cells.map(\.cpuPerRequest)), 1),
+                                fixed(median(cells.map(\.switchesPerRequest)), 2),
                             ] + (measuresServer ? [fixed(median(server), 1)] : []) + [
                                 fixed(Double(cells.map(\.peakRSSKiB).max() ?? 0) / 1024, 1),
                                 "\(cells.map(\.errors).reduce(0, +))",

@@ -23,6 +23,8 @@ struct CellResult: Sendable {
     let p99: Double
     /// This process's CPU time (user + system) per successful request, in microseconds.
     let cpuPerRequest: Double
+    /// This process's context switches (voluntary and involuntary) per successful request.
+    let switchesPerRequest: Double
     /// The server process's CPU time per successful request, in microseconds; `nil` when not measured.
     let serverCPUPerRequest: Double?
     /// This process's peak RSS during the cell, in KiB.
@@ -121,6 +123,7 @@ private struct Measurement {
     var samples = Samples()
     var elapsed = 0.0
     var cpu = 0.0
+    var switches = 0
     /// The server process's CPU time; `nil` when it is not measured (the server runs in this process) or a slice
     /// could not read it.
     var serverCPU: Double?
@@ -132,6 +135,7 @@ private struct Measurement {
         samples.merge(slice.samples)
         elapsed += slice.elapsed
         cpu += slice.cpu
+        switches += slice.switches
         // A sum over every slice, or none: a slice without the figure must not leave a sum of the others.
         if slices == 0 {
             serverCPU = slice.serverCPU
@@ -153,7 +157,8 @@ private struct Measurement {
             requests: count, errors: samples.errors, firstError: samples.firstError,
             requestsPerSecond: elapsed > 0 ? Double(count) / elapsed : .nan,
             p50: percentile(latencies, 0.50), p99: percentile(latencies, 0.99),
-            cpuPerRequest: perRequest(cpu), serverCPUPerRequest: serverCPU.map(perRequest), peakRSSKiB: peakRSSKiB
+            cpuPerRequest: perRequest(cpu), switchesPerRequest: count > 0 ? Double(switches) / Double(count) : .nan,
+            serverCPUPerRequest: serverCPU.map(perRequest), peakRSSKiB: peakRSSKiB
         )
     }
 }
@@ -170,11 +175,13 @@ private func measure(
     Probes.resetPeakRSS()
     let serverCPUBefore = serverPID.flatMap(Probes.cpuSeconds(ofProcess:))
     let cpuBefore = Probes.processCPUSeconds()
+    let switchesBefore = Probes.processContextSwitches()
     let start = ContinuousClock.now
     let samples = await drive(client, concurrency: concurrency, decode: decode, seconds: seconds)
     var slice = Measurement()
     slice.elapsed = start.duration(to: .now).seconds
     slice.cpu = Probes.processCPUSeconds() - cpuBefore
+    slice.switches = Probes.processContextSwitches() - switchesBefore
     if let before = serverCPUBefore, let after = serverPID.flatMap(Probes.cpuSeconds(ofProcess:)) {
         slice.serverCPU = after - before
     }

@@ -41,6 +41,24 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test("an empty or short sealing key fails typed before anything is stored (a missing environment variable)")
+    func shortKeyIsRefused() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            for bytes in [0, 15] {
+                let store = PostgresCredentialStore(
+                    client: client, name: name, key: SymmetricKey(data: Data(repeating: 7, count: bytes)))
+                let error = await #expect(throws: CourierError.self) { try await store.save(Self.credential) }
+                #expect(error?.code == .credentialStoreFailed)
+                #expect(
+                    error?.message?.contains("sealing key has \(bytes) bytes") == true, "\(String(describing: error))")
+            }
+            let sound = PostgresCredentialStore(client: client, name: name, key: SymmetricKey(size: .bits256))
+            let loaded = try await sound.load()
+            #expect(loaded == nil, "nothing was stored")
+        }
+    }
+
     @Test("a saved credential loads back in another store with the same key (another instance)")
     func roundTrip() async throws {
         try await PostgresLab.withClient { client in
@@ -313,6 +331,36 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test("a sign-out after the fleet signed in again since this instance's refresh ended signs that sign-in out")
+    func signOutAfterANewerSignIn() async throws {
+        try await withTwoInstances { first, second, third in
+            // Its watcher ended the session before the refresh's own clear() (none follows here): the store still
+            // holds the ended refresh's generation for a conditional sign-out.
+            let authenticator = Authenticator(
+                store: SkippingClear(store: second), refresher: second.refresher(wrapping: RejectingRefresher()))
+            let held = try #require(try await authenticator.currentCredential())
+            _ = await #expect(throws: CourierError.self) { try await authenticator.refresh(rejected: held.version) }
+            try await first.save(Self.other)  // signed in again on another instance
+            #expect(try await second.load()?.accessToken == Self.other.accessToken)  // this instance reads it
+            try await second.clear()  // an explicit sign-out here
+            #expect(try await third().load() == nil, "the fleet is signed out")
+        }
+    }
+
+    @Test("a refresher's own error (not a CourierError) comes out as it is, not as a database failure")
+    func refresherErrorPassesThrough() async throws {
+        struct Offline: Error, Equatable {}
+        struct OfflineRefresher: TokenRefresher {
+            func refresh(_ credential: Credential) async throws -> Credential { throw Offline() }
+        }
+        try await withTwoInstances { _, second in
+            let refresher = second.refresher(wrapping: OfflineRefresher())
+            let held = try #require(try await second.load())
+            await #expect(throws: Offline.self) { try await refresher.refresh(held) }
+            #expect(try await second.load()?.accessToken == Self.credential.accessToken, "kept, transient")
+        }
+    }
+
     @Test("a rejected refresh token ends the session even when marking the row ended fails")
     func deadGrantWhileTheStoreFails() async throws {
         try await PostgresLab.withClient { client in
@@ -582,6 +630,15 @@ struct SignInBeforeClear: CredentialStore {
         try await signIn()
         try await store.clear()
     }
+}
+
+/// A store whose `clear()` does nothing (the session was ended by other means first).
+struct SkippingClear: CredentialStore {
+    let store: PostgresCredentialStore
+
+    func load() async throws -> Credential? { try await store.load() }
+    func save(_ credential: Credential) async throws { try await store.save(credential) }
+    func clear() async throws {}
 }
 
 /// An acquirer (a client-credentials grant) that counts its token requests and answers with fresh tokens.

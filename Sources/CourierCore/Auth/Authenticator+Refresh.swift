@@ -7,7 +7,12 @@ extension Authenticator {
     func startRefresh(of credential: Credential?) async throws -> Credential {
         let time = now()
         let interval = Credential.seconds(refreshLimit.interval)
-        refreshStarts.removeAll { time.timeIntervalSince($0) >= interval }
+        // A start "in the future" means the wall clock was set back (NTP, a user): forgotten, or it would count for
+        // as long as the step (an hour back: every refresh refused for an hour).
+        refreshStarts.removeAll {
+            let age = time.timeIntervalSince($0)
+            return age >= interval || age < 0
+        }
         guard refreshStarts.count < refreshLimit.maximumRefreshes else {
             throw CourierError(
                 code: .excessiveRefresh,
@@ -84,10 +89,12 @@ extension Authenticator {
         let signOuts = signOutCount
         do {
             let renewed: Credential
-            // Another process's renewal is adopted, unless it has expired since: then it is renewed in turn (its
-            // refresh token is the live one) rather than handed out to sign a request that would be rejected.
+            // Another process's renewal is adopted, unless it (nearly) expired since: then it is renewed in turn (its
+            // refresh token is the live one) rather than handed out to sign a request that would be rejected. Not
+            // "within the refresh window": a provider's 30 s tokens are inside a 60 s window when they arrive, and two
+            // processes would renew each other's renewals for good instead of adopting them.
             let stored: Credential? = if let credential { await renewedInStore(credential) } else { nil }
-            if let stored, !stored.expires(within: refreshWindow, of: now()) {
+            if let stored, !stored.expires(within: refreshWindow / 4, of: now()) {
                 renewed = stored
             } else {
                 // The refresher's requests stay out of `cancelAll()`'s reach (see `RequestRegistry.isExempt`).

@@ -170,10 +170,13 @@ public actor Authenticator {
             }
             // A credential a server rejected is renewed before it signs again (after a rejection that could not be
             // replayed, or a refresh that failed): sent again, it would be rejected again.
-            guard
-                credential.expires(within: window(for: credential), of: now())
-                    || rejectedVersion == credential.version
-            else {
+            let rejected = rejectedVersion == credential.version
+            guard rejected || credential.expires(within: window(for: credential), of: now()) else {
+                return credential
+            }
+            // One the refresher cannot renew (no refresh token) is used until it expires: renewing it early would
+            // end the session while its token is still good.
+            if !rejected, !refresher.canRenew(credential), !credential.expires(within: .zero, of: now()) {
                 return credential
             }
             return try await startRefresh(of: credential)
@@ -278,7 +281,8 @@ public actor Authenticator {
     /// - Parameter keepingSignatures: Whether requests signed with earlier credentials stay known, as after a
     ///   refresh: a 401 to one of them is then replayed once with `credential`, without a refresh. A fleet shares
     ///   one account, and its watcher installs what another instance renewed; a sign-in (another account,
-    ///   perhaps) forgets them, so such a 401 fails instead.
+    ///   perhaps) forgets them, so such a 401 fails instead. A renewal's lifetime also counts from now, so it is
+    ///   renewed at half of what is left of it at the latest, as this instance's own renewals are.
     /// - Returns: The credential as installed, with its version.
     @discardableResult
     package func install(_ credential: Credential, keepingSignatures: Bool = false) -> Credential {
@@ -288,7 +292,14 @@ public actor Authenticator {
         installed.version = latestVersion
         session = .active(installed)
         rejectedVersion = nil
-        if !keepingSignatures { signatures.removeAll() }
+        if keepingSignatures {
+            // Another instance's renewal: its lifetime counts from now, as this one's renewals do (see
+            // `window(for:)`). A 30 s token is otherwise "expiring" inside a 60 s window the moment it arrives: renewed
+            // at once, and that instance would then renew this one's renewal, for good.
+            renewedLifetime = installed.expiresAt.map { (installed.version, $0.timeIntervalSince(now())) }
+        } else {
+            signatures.removeAll()
+        }
         signatures.record(installed)
         eventSink.yield(.signedIn(version: installed.version))
         return installed

@@ -63,7 +63,17 @@ public struct Credential: Codable, Hashable, Sendable, CustomStringConvertible, 
         expiresAt = try container.decodeIfPresent(Date.self, forKey: .expiresAt)
         tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType) ?? "Bearer"
         version = try container.decodeIfPresent(Int.self, forKey: .version) ?? 0
+        // The authenticator numbers the next generation from the stored one: a corrupt or edited file's huge
+        // version would overflow there (a crash) rather than fail here with a typed error.
+        guard (0...Self.maximumVersion).contains(version) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .version, in: container,
+                debugDescription: "version \(version) is outside 0...\(Self.maximumVersion)")
+        }
     }
+
+    /// The largest ``version`` a stored credential may have (2^53, the largest integer every JSON reader keeps).
+    static let maximumVersion = 1 << 53
 
     /// The value of the `Authorization` header: `<tokenType> <accessToken>`.
     public var authorizationValue: String { "\(tokenType) \(accessToken)" }

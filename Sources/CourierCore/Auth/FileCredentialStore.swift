@@ -82,14 +82,38 @@ public struct FileCredentialStore: CredentialStore {
             throw Self.failure("could not replace \(url.path): \(Self.describe(errno: code))")
         }
         Self.synchronizeDirectory(directory.path)
+        removeLeftovers()
     }
 
-    /// Deletes the file; succeeds when it does not exist.
+    /// Deletes the file, and the temporary files a save that crashed before its rename left beside it; succeeds
+    /// when there is none.
     ///
     /// - Throws: ``CourierError/Code/credentialStoreFailed`` when it exists and cannot be deleted.
     public func clear() async throws {
+        removeLeftovers()
         guard unlink(url.path) == 0 || errno == ENOENT else {
             throw Self.failure("could not delete \(url.path): \(Self.describe(errno: errno))")
+        }
+    }
+
+    /// How old a temporary file must be to count as a crashed save's (a save renames its own within milliseconds;
+    /// a younger one may be another process's save in progress).
+    static let leftoverAge: TimeInterval = 60
+
+    /// Deletes this store's temporary files (`.<name>.<UUID>.tmp`) older than ``leftoverAge`` (best effort): each
+    /// holds a credential, which a sign-out must not leave on disk.
+    private func removeLeftovers() {
+        let directory = url.deletingLastPathComponent()
+        let prefix = ".\(url.lastPathComponent)."
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: directory.path) else { return }
+        let cutoff = Date().addingTimeInterval(-Self.leftoverAge)
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let path = directory.appendingPathComponent(name).path
+            guard let modified = (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+                modified < cutoff
+            else { continue }
+            unlink(path)
         }
     }
 

@@ -92,6 +92,12 @@ public struct OAuth2RefreshTokenRefresher: TokenRefresher {
         self.init(client: client, path: path, server: server, authentication: authentication, scope: scope, now: now)
     }
 
+    /// `false` for a credential without a refresh token: it is used until it expires (or a server rejects it),
+    /// then the call fails with ``CourierError/Code/reauthenticationRequired``.
+    public func canRenew(_ credential: Credential) -> Bool {
+        credential.refreshToken?.isEmpty == false
+    }
+
     /// Sends the refresh-token grant and returns the new credential.
     ///
     /// - Throws: ``CourierError/Code/reauthenticationRequired`` when `credential` has no refresh token or the

@@ -32,6 +32,19 @@ public protocol TokenRefresher: Sendable {
     /// - Throws: ``CourierError/Code/reauthenticationRequired`` when the user must sign in again; any other
     ///   error for a transient failure.
     func refresh(_ credential: Credential) async throws -> Credential
+
+    /// Whether ``refresh(_:)`` could renew `credential` at all; `true` by default.
+    ///
+    /// An ``Authenticator`` asks before renewing a credential that is inside its refresh window but has not expired
+    /// and that no server rejected: when this is `false`, it keeps signing with the credential until it expires or a
+    /// server rejects it, instead of ending the session early. ``OAuth2RefreshTokenRefresher`` answers `false` for a
+    /// credential without a refresh token (a provider that issues none unless asked for `offline_access`).
+    func canRenew(_ credential: Credential) -> Bool
+}
+
+extension TokenRefresher {
+    /// `true`: a refresher can renew any credential unless it says otherwise.
+    public func canRenew(_ credential: Credential) -> Bool { true }
 }
 
 /// A ``TokenRefresher`` that can also obtain a credential when there is none: a grant without a user, such as the

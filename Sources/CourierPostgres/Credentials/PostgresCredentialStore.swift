@@ -40,6 +40,8 @@
         /// `CourierError.Code.credentialStoreFailed`. An instance that dies releases the lock at once (its
         /// connection closes); this bounds the wait on one that hangs.
         public nonisolated let lockTimeout: Duration
+        /// The size of the application's key, checked before the first operation (see ``minimumKeyBytes``).
+        private nonisolated let keyByteCount: Int
         /// How long an operation waits for a connection from the client's pool before failing with
         /// `CourierError.Code.credentialStoreFailed` (the pool itself waits while the database is down).
         public nonisolated let connectionTimeout: Duration
@@ -107,6 +109,7 @@
             self.client = client
             self.name = name
             self.key = SealingKey(key, purpose: "credentials", previousKeys: previousKeys)
+            self.keyByteCount = key.bitCount / 8
             self.lockTimeout = lockTimeout
             self.connectionTimeout = connectionTimeout
             self.logger = logger
@@ -240,6 +243,13 @@
 
         /// Creates the tables once per process (and once per database: see ``PostgresSchema``).
         func migrated() async throws {
+            guard keyByteCount >= Self.minimumKeyBytes else {
+                // An empty key (a missing environment variable) derives the same subkeys in every process, and
+                // anyone's: "sealed" tokens that anyone who reads the table can open.
+                throw PostgresFailure.make(
+                    "the sealing key has \(keyByteCount) bytes; use a random key of at least \(Self.minimumKeyBytes) "
+                        + "(SymmetricKey(size: .bits256))")
+            }
             guard name.utf8.count <= Self.maxNameLength else {
                 // Each change is announced as `name:generation` with NOTIFY, whose payload PostgreSQL limits to
                 // 8,000 bytes: a longer name wrote its row, then failed the NOTIFY, and the save threw although the
@@ -288,6 +298,12 @@
         func noteSynced(_ generation: Int64, _ credential: Credential?) {
             synced = credential.map { (generation, $0) }
             syncedGeneration = generation
+            if credential != nil, let ended = endedRefreshGeneration, generation > ended {
+                // A sign-in stored since the refresh that ended (another instance's, which a watcher installed): the
+                // next `clear()` is a sign-out of it, not of that refresh's generation only. Kept, an explicit
+                // sign-out matched no row, reported success, and left the fleet signed in.
+                endedRefreshGeneration = nil
+            }
             if let credential, !hasSeen(credential) {
                 if seen.count == Self.seenLimit { seen.removeFirst() }
                 seen.append(credential)
@@ -463,9 +479,16 @@
                 && a.expiresAt?.timeIntervalSince1970.rounded() == b.expiresAt?.timeIntervalSince1970.rounded()
         }
 
+        /// The shortest sealing key accepted, in bytes.
+        static let minimumKeyBytes = 16
+
+        /// `duration` in whole milliseconds for `SET lock_timeout`: at least 1, at most PostgreSQL's largest
+        /// (`INT_MAX` ms, about 24.8 days; a longer one failed every operation), without overflow (`.seconds(.max)`
+        /// trapped).
         static func milliseconds(_ duration: Duration) -> Int64 {
             let parts = duration.components
-            return max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)
+            guard parts.seconds < Int64(Int32.max) / 1000 else { return Int64(Int32.max) }
+            return min(Int64(Int32.max), max(1, parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000))
         }
     }
 #endif

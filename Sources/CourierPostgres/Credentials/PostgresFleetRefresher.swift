@@ -36,6 +36,9 @@
         public func refresh(_ credential: Credential) async throws -> Credential {
             try await store.refreshFleetWide(credential, using: wrapped)
         }
+
+        /// The wrapped refresher's answer (see `TokenRefresher.canRenew(_:)`).
+        public func canRenew(_ credential: Credential) -> Bool { wrapped.canRenew(credential) }
     }
 
     /// A `TokenAcquirer` that obtains and renews a ``PostgresCredentialStore``'s credential once for the whole fleet,
@@ -62,6 +65,9 @@
         public func refresh(_ credential: Credential) async throws -> Credential {
             try await store.refreshFleetWide(credential, using: wrapped)
         }
+
+        /// The wrapped refresher's answer (see `TokenRefresher.canRenew(_:)`).
+        public func canRenew(_ credential: Credential) -> Bool { wrapped.canRenew(credential) }
 
         /// The fleet's credential: the one another instance stored, or a new one from the wrapped acquirer, stored.
         ///
@@ -107,6 +113,8 @@
                 return try await withFleetLock { connection in
                     try await self.refreshLocked(credential, using: refresher, on: connection)
                 }
+            } catch let failure as TokenEndpointFailure {
+                throw failure.error
             } catch {
                 throw PostgresFailure.wrap("refreshing the credential \"\(name)\" fleet-wide", error)
             }
@@ -127,7 +135,10 @@
             let stored = try row.flatMap { row in
                 try row.sealed.map { try open($0, generation: row.generation) }
             }
-            if let known = syncedGeneration, (row?.generation ?? 0) <= known,
+            // `syncedGeneration` is nil when this instance never read or wrote the row: the credential it holds then
+            // came from a sign-in whose save failed (a load, an install or a stored sign-in would have synced), and
+            // the row's credential is another session's, perhaps another account's, never its renewal.
+            if syncedGeneration.map({ (row?.generation ?? 0) <= $0 }) ?? true,
                 stored.map({ !Self.sameTokens($0, credential) }) ?? true, !hasSeen(credential)
             {
                 // The row is as this store last synced it, and the credential held is not its, nor one the row held
@@ -218,7 +229,7 @@
                 _ = try? await run(
                     "UPDATE courier_credentials SET refresh_started_generation = NULL WHERE name = \(name)",
                     on: connection)
-                throw error
+                throw TokenEndpointFailure.passing(error)
             }
             await testHooks.afterResponse?()
             let generation = current + 1
@@ -251,6 +262,8 @@
                 return try await withFleetLock { connection in
                     try await self.acquireLocked(using: acquirer, on: connection)
                 }
+            } catch let failure as TokenEndpointFailure {
+                throw failure.error
             } catch {
                 throw PostgresFailure.wrap("acquiring the credential \"\(name)\" fleet-wide", error)
             }
@@ -267,11 +280,28 @@
                 logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
                 return stored
             }
-            let acquired = try await acquirer.acquire()
+            let acquired: Credential
+            do {
+                acquired = try await acquirer.acquire()
+            } catch {
+                throw TokenEndpointFailure.passing(error)
+            }
             try await saveLocked(acquired, on: connection)
             expectedEcho = acquired
             logger.debug("acquired the fleet's credential")
             return acquired
+        }
+
+        /// The wrapped refresher's or acquirer's own error, passed on as it is: not a database failure (a network
+        /// error or an app's own error type would otherwise have become `credentialStoreFailed`).
+        struct TokenEndpointFailure: Error {
+            let error: any Error
+
+            /// `error` marked to pass through, unless it is one that passes anyway (a `CourierError`, whose code the
+            /// callers here look at, or a cancellation).
+            static func passing(_ error: any Error) -> any Error {
+                error is CourierError || error is CancellationError ? error : TokenEndpointFailure(error: error)
+            }
         }
 
         private func reauthentication(_ message: String, _ underlying: (any Error)? = nil) -> CourierError {

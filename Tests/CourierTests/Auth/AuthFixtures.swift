@@ -40,6 +40,8 @@ enum AuthFixtures {
             guard let refresher = target.value else { throw DecisionFixtures.Failure(reason: "no refresher set") }
             return try await refresher.refresh(credential)
         }
+
+        func canRenew(_ credential: Credential) -> Bool { target.value?.canRenew(credential) ?? true }
     }
 
     /// A refresher that answers from a closure and counts its calls; it may wait on a gate first.

@@ -382,6 +382,23 @@ struct AuthenticatorTests {
         #expect(harness.tokenRequests.count == 2)
     }
 
+    @Test("the storm guard forgets refreshes the clock was set back past (it refused every refresh for the step)")
+    func stormGuardAfterTheClockIsSetBack() async throws {
+        let time = F.TestTime()
+        let refresher = F.ScriptedRefresher()
+        let authenticator = Authenticator(
+            refresher: refresher, refreshLimit: .init(maximumRefreshes: 2, interval: .seconds(30)), now: time.closure)
+        try await authenticator.signIn(F.signedIn())
+        _ = try await authenticator.refresh(rejected: 1)
+        _ = try await authenticator.refresh(rejected: 2)
+
+        time.advance(by: -3600)
+        let renewed = try await authenticator.refresh(rejected: 3)
+
+        #expect(renewed.version == 4)
+        #expect(refresher.calls.count == 3)
+    }
+
     @Test("row 33: the storm guard refuses the refresh past the limit with excessiveRefresh, until time passes")
     func stormGuard() async throws {
         let harness = try await F.harness(refreshLimit: .init(maximumRefreshes: 2, interval: .seconds(30)))
@@ -680,6 +697,67 @@ struct AuthenticatorTests {
         #expect(error?.code == .reauthenticationRequired)
         #expect(error?.message?.contains("has no refresh token") == true, "\(String(describing: error))")
         #expect(harness.tokenRequests.isEmpty, "nothing was sent")
+    }
+
+    @Test("a credential without a refresh token is used until it expires, not ended inside the refresh window")
+    func noRefreshTokenIsUsedUntilExpiry() async throws {
+        let store = InMemoryCredentialStore()
+        let short = Credential(accessToken: "access-1", refreshToken: nil, expiresAt: F.start.addingTimeInterval(30))
+        let harness = try await F.harness(store: store, signIn: short)
+        F.stubTokenEndpoint(harness.mock)
+        F.stubAPI(harness.mock, accepting: { "access-1" })
+
+        #expect(try await harness.client.send(Probe()) == "ok", "30 s left: still good")
+        #expect(harness.tokenRequests.isEmpty)
+        #expect(await store.load()?.accessToken == "access-1", "the session goes on")
+        #expect(try await harness.authenticator.currentCredential()?.accessToken == "access-1")
+
+        harness.time.advance(by: 31)
+        let error = await expectCourierError { try await harness.client.send(Probe()) }
+        #expect(error?.code == .reauthenticationRequired, "expired, with nothing to renew it")
+        #expect(harness.tokenRequests.isEmpty)
+    }
+
+    @Test("30 s tokens: another process's renewal in the store is adopted, not renewed again (no ping-pong)")
+    func shortLivedRenewalInTheStoreIsAdopted() async throws {
+        let time = F.TestTime()
+        let store = InMemoryCredentialStore()
+        let issuing = { (prefix: String) in
+            F.ScriptedRefresher { _, call in
+                Credential(
+                    accessToken: "\(prefix)-\(call)", refreshToken: "\(prefix)-r\(call)",
+                    expiresAt: time.now.addingTimeInterval(30))
+            }
+        }
+        let (refresherA, refresherB) = (issuing("a"), issuing("b"))
+        let a = Authenticator(store: store, refresher: refresherA, now: time.closure)
+        let b = Authenticator(store: store, refresher: refresherB, now: time.closure)
+        try await a.signIn(F.signedIn(expiresIn: 20))
+
+        #expect(try await b.validCredential()?.accessToken == "b-1", "B renews the expiring credential it loaded")
+        #expect(try await a.validCredential()?.accessToken == "b-1", "A adopts B's renewal (30 s left)")
+        time.advance(by: 5)
+        #expect(try await a.validCredential()?.accessToken == "b-1")
+        #expect(try await b.validCredential()?.accessToken == "b-1")
+        #expect(refresherA.calls.count == 0)
+        #expect(refresherB.calls.count == 1)
+    }
+
+    @Test("a renewal installed from another instance counts its lifetime from its arrival, not the whole window")
+    func installedRenewalUsesItsLifetime() async throws {
+        let time = F.TestTime()
+        let refresher = F.ScriptedRefresher()
+        let authenticator = Authenticator(refresher: refresher, now: time.closure)
+        try await authenticator.signIn(F.signedIn())
+        let renewal = Credential(
+            accessToken: "other-2", refreshToken: "other-r2", expiresAt: time.now.addingTimeInterval(30))
+        await authenticator.install(renewal, keepingSignatures: true)
+
+        #expect(try await authenticator.validCredential()?.accessToken == "other-2")
+        #expect(refresher.calls.count == 0, "30 s left of a 30 s token is not 'expiring'")
+        time.advance(by: 16)
+        #expect(try await authenticator.validCredential()?.accessToken == "access-2", "14 s left: renewed")
+        #expect(refresher.calls.count == 1)
     }
 
     @Test("a credential well before expiry is not refreshed")

@@ -41,9 +41,36 @@ struct FileCredentialStoreTests {
         #expect(try await store.load() == nil)
     }
 
+    @Test("clear removes a crashed save's temporary file (it holds tokens) but not a save in progress")
+    func clearRemovesLeftovers() async throws {
+        let directory = Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+        let url = directory.appendingPathComponent("credential.json")
+        let store = FileCredentialStore(url: url)
+        try await store.save(F.signedIn())
+        let manager = FileManager.default
+        let crashed = directory.appendingPathComponent(".credential.json.\(UUID().uuidString).tmp")
+        let inProgress = directory.appendingPathComponent(".credential.json.\(UUID().uuidString).tmp")
+        let unrelated = directory.appendingPathComponent(".other.json.\(UUID().uuidString).tmp")
+        for file in [crashed, inProgress, unrelated] {
+            try Data(#"{"accessToken":"access-1","refreshToken":"refresh-1"}"#.utf8).write(to: file)
+        }
+        let old = Date().addingTimeInterval(-120)
+        try manager.setAttributes([.modificationDate: old], ofItemAtPath: crashed.path)
+        try manager.setAttributes([.modificationDate: old], ofItemAtPath: unrelated.path)
+
+        try await store.clear()
+
+        let left = try Set(manager.contentsOfDirectory(atPath: directory.path))
+        #expect(left == [inProgress.lastPathComponent, unrelated.lastPathComponent])
+    }
+
     @Test(
         "a corrupt file fails load with credentialStoreFailed, quoting nothing from it",
-        arguments: ["{not json access-1", #"{"refreshToken":"refresh-1"}"#, #"{"accessToken":42}"#, ""]
+        arguments: [
+            "{not json access-1", #"{"refreshToken":"refresh-1"}"#, #"{"accessToken":42}"#, "",
+            #"{"accessToken":"access-1","version":9223372036854775807}"#, #"{"accessToken":"access-1","version":-1}"#,
+        ]
     )
     func corruptFile(content: String) async throws {
         let directory = Self.scratchDirectory()

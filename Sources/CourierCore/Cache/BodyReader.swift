@@ -18,4 +18,18 @@ enum BodyReader {
         }
         return try await response.body.collect(upTo: limit)
     }
+
+    /// Whether the failure to read the body of `head` leaves its status to the decisions, as the pipeline does
+    /// (`Pipeline.settle`): a response that is not a success, over the limit or cut short (a 503 with its
+    /// `Retry-After`, a 404 under a status check). The cache and de-duplication hand such a body on as
+    /// ``failing(_:)``, so that the pipeline sees the status and the error, as without them.
+    static func keepsStatus(of head: HTTPResponse, after error: CourierError) -> Bool {
+        head.status.kind != .successful && (error.code == .bodyTooLarge || error.code == .truncatedResponse)
+    }
+
+    /// A body that fails with `error` when read.
+    static func failing(_ error: CourierError) -> MessageBody {
+        let stream = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { $0.finish(throwing: error) }
+        return MessageBody(stream, length: .unknown, iterationBehavior: .single)
+    }
 }

@@ -156,6 +156,11 @@ public struct CacheEntry: Sendable {
         for field in CacheRules.storedFields(of: notModified) where replaced.contains(field.name.lowercased()) {
             merged.append(field)
         }
+        if notModified.headerFields[.age] == nil {
+            // The stored `Age` was the first response's (a CDN's 3,500 s of a 3,600 s max-age): kept beside the new
+            // response time, every revalidation would buy only what was left then.
+            merged.removeAll { $0.name.lowercased() == "age" }
+        }
         if notModified.headerFields[.date] == nil {
             // A 304 without `Date` is dated when it arrived (RFC 9110 §6.6.1): with the stored `Date` and the new
             // response time, the entry's apparent age would be its whole life, and it would be stale at once.

@@ -27,6 +27,9 @@ struct CacheStage: Sendable {
         let credentialHeaders: Set<HTTPField.Name>
         /// The client's redactor, whose words name more credential headers (``credentialHeaders(in:)``).
         let redactor: Redactor
+        /// Whether the call's retry policy sends a request again after `connectionReset` (see
+        /// ``isStaleConnection(_:_:)``).
+        var retriesResets = false
     }
 
     init(
@@ -57,7 +60,7 @@ struct CacheStage: Sendable {
 
     /// The stage of a call of `client` and a request with `policy`. A streamed body is not shared between
     /// concurrent calls (each reads its own stream), but it is cached.
-    init(client: Client, policy: CachePolicy, streamsBody: Bool) {
+    init(client: Client, policy: CachePolicy, streamsBody: Bool, retryPolicy: RetryPolicy? = nil) {
         let cache = client.configuration.cache
         self.init(
             cache: cache,
@@ -68,6 +71,9 @@ struct CacheStage: Sendable {
             credentialHeaders: cache == nil ? [] : client.configuration.redactor.sensitiveHeaderNames,
             redactor: cache == nil ? nil : client.configuration.redactor
         )
+        if let retryPolicy, retryPolicy.maxRetries > 0, retryPolicy.retryableErrors.contains(.connectionReset) {
+            record?.withLock { $0.retriesResets = true }
+        }
     }
 
     /// Whether ``send(_:context:over:)`` would only call the transport (no cache, no shared transfers): the pipeline
@@ -109,7 +115,11 @@ struct CacheStage: Sendable {
         }
         guard let cache, let url = request.head.url else {
             if policy == .cacheOnly { throw Self.mayNotUseNetwork(request, because: "the client has no cache") }
-            return try await network(request, context: context, over: transport)
+            let response = try await network(request, context: context, over: transport)
+            if !CacheRules.isSafe(request.head.method), (200..<400).contains(response.head.status.code) {
+                inflight?.noteWrite()
+            }
+            return response
         }
         // An unsafe method invalidates what it changes whatever the policy (RFC 9111 §4.4): `.bypass` is about
         // reading and storing, not about keeping entries the request made stale.
@@ -173,6 +183,7 @@ struct CacheStage: Sendable {
     ) async throws -> TransportResponse {
         let response = try await network(request, context: context, over: transport)
         if (200..<400).contains(response.head.status.code) {
+            inflight?.noteWrite()
             for target in CacheRules.invalidatedURLs(request: url, response: response.head) {
                 await cache.discard(.url(target))
             }
@@ -306,7 +317,7 @@ struct CacheStage: Sendable {
                 outgoing, generation: generation, cache: cache, context: context, over: transport)
         } catch {
             if let stored, !(error is CancellationError), !Task.isCancelled,
-                canServeStale(stored, at: cache.now(), networkFailed: true, cache: cache)
+                canServeStale(stored, at: cache.now(), networkFailed: !isStaleConnection(error, context), cache: cache)
             {
                 return serve(stored, age: stored.age(at: cache.now()), as: .stale)
             }
@@ -431,8 +442,14 @@ struct CacheStage: Sendable {
                 head: response.head,
                 body: MessageBody(body, length: response.body.length, iterationBehavior: .single))
         }
-        // A body cut short throws here (nothing is stored) and fails the call as it would without a cache.
-        let body = try await BodyReader.read(response, for: request.head.method, limit: context.maxResponseBodySize)
+        // A body cut short throws here (nothing is stored) and fails the call as it would without a cache; that of a
+        // response that is not a success fails when the pipeline reads it, which keeps its status for the decisions.
+        let body: Data
+        do {
+            body = try await BodyReader.read(response, for: request.head.method, limit: context.maxResponseBodySize)
+        } catch let error as CourierError where BodyReader.keepsStatus(of: response.head, after: error) {
+            return TransportResponse(head: response.head, body: BodyReader.failing(error))
+        }
         // `stored` only when the entry is in the store: not when a removal came first, or the store refused it.
         if CacheRules.isComplete(body, response: response.head),
             await cache.keep(entry(body), ifNoRemovalSince: generation)
@@ -440,6 +457,15 @@ struct CacheStage: Sendable {
             record?.withLock { $0.stored = true }
         }
         return TransportResponse(head: response.head, body: MessageBody(body))
+    }
+
+    /// Whether `error` is a reset on a call's first attempt, which the call's retry policy sends again: most often a
+    /// keep-alive connection the server had closed, retried at once on a new one. Not "offline": serving the stored
+    /// response then would show old data (and an offline banner) while the network is fine. A reset on a later
+    /// attempt, or one no retry follows, is.
+    private func isStaleConnection(_ error: any Error, _ context: TransportContext) -> Bool {
+        context.attempt == 1 && (error as? CourierError)?.code == .connectionReset
+            && record?.withLock { $0.retriesResets } == true
     }
 
     /// Whether `stored` may be served stale because the origin failed (RFC 5861 `stale-if-error`; offline).

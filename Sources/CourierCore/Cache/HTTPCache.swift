@@ -140,7 +140,11 @@ public final class HTTPCache: Sendable {
         remove(.url(url.absoluteString))
     }
 
-    /// Removes the entries of requests signed with the `Authorization` value `authorization`.
+    /// Removes the entries of requests signed with the `Authorization` value `authorization` alone.
+    ///
+    /// A request that also carried another credential header (`X-Api-Key`, `Cookie`, a CSRF token) is in a
+    /// partition of all of them together, which this does not name: to forget a user, use ``removeAll()`` or let
+    /// an `Authenticator` the cache follows purge every signed partition at sign-out.
     ///
     /// With a store of your own the removal runs in the background; await ``removeEntries(_:)`` to know when it is
     /// done.

@@ -15,6 +15,9 @@ final class InflightRequests: Sendable {
     private struct Shared: Sendable {
         var head: HTTPResponse
         var body: Data
+        /// Why the body of a response that is not a success could not be read (over the limit, cut short): each
+        /// caller's body fails with it, so the pipeline still sees the status (as without de-duplication).
+        var bodyError: CourierError? = nil
         /// The mark of the caller that started the transfer (see ``send(_:mark:context:over:)``).
         var mark: Mark?
     }
@@ -23,6 +26,8 @@ final class InflightRequests: Sendable {
         var id: Int
         /// The mark of the caller that started it.
         var mark: Mark?
+        /// ``State/writes`` when it started.
+        var writesAtStart: UInt64
         var task: Task<Void, Never>?
         var waiters: [Int: CheckedContinuation<Shared, any Error>] = [:]
     }
@@ -33,6 +38,9 @@ final class InflightRequests: Sendable {
         var pending: Set<Int> = []
         var cancelled: Set<Int> = []
         var lastID = 0
+        /// How many unsafe requests (`PUT`, `POST`, `DELETE`, …) succeeded through the client so far
+        /// (``noteWrite()``): a flight that started before one is not joined.
+        var writes: UInt64 = 0
         /// Callers of ``waitForCallers(_:)`` and the count each waits for.
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -96,8 +104,9 @@ final class InflightRequests: Sendable {
     /// that caller's mark, not its own, so that a response fetched before an invalidation is not stored after it.
     ///
     /// A caller whose cache has seen a removal since the transfer in flight started (a `PUT` invalidated the page,
-    /// a sign-out purged the user's entries) does not join it: it would get the response from before, and a `GET`
-    /// right after a successful `PUT` would read the old page. It makes a transfer of its own, which is not shared.
+    /// a sign-out purged the user's entries), or any caller after an unsafe request succeeded since it started
+    /// (``noteWrite()``, with or without a cache), does not join it: it would get the response from before, and a
+    /// `GET` right after a successful `PUT` would read the old page. It makes a transfer of its own, not shared.
     func send(
         _ request: OutgoingRequest,
         mark: Mark?,
@@ -116,11 +125,19 @@ final class InflightRequests: Sendable {
         } catch is StartedBeforeRemoval {
             return (try await transport.send(request, context: context), mark)
         }
-        return (TransportResponse(head: shared.head, body: MessageBody(shared.body)), shared.mark)
+        let body = shared.bodyError.map(BodyReader.failing) ?? MessageBody(shared.body)
+        return (TransportResponse(head: shared.head, body: body), shared.mark)
     }
 
-    /// The transfer in flight started before a removal the caller's cache has seen since.
+    /// The transfer in flight started before a removal the caller's cache has seen since, or before a write.
     private struct StartedBeforeRemoval: Error {}
+
+    /// Notes that an unsafe request succeeded: transfers in flight from before it are not joined any more. A `GET`
+    /// right after a successful `PUT` would otherwise get the page as it was before, from a transfer that started
+    /// earlier, also on a client without a cache (whose removals cannot tell).
+    func noteWrite() {
+        state.withLock { $0.writes &+= 1 }
+    }
 
     /// Joins the transfer in flight for `key`, or starts it; throws ``StartedBeforeRemoval`` when the caller may
     /// not join the one in flight.
@@ -141,9 +158,13 @@ final class InflightRequests: Sendable {
                         return (nil, [])
                     }
                     if let flight = state.flights[key] {
-                        if let mark, let started = flight.mark, started.cache == mark.cache,
-                            started.removals < mark.removals
-                        {
+                        let beforeRemoval =
+                            if let mark, let started = flight.mark {
+                                started.cache == mark.cache && started.removals < mark.removals
+                            } else {
+                                false
+                            }
+                        if beforeRemoval || flight.writesAtStart < state.writes {
                             continuation.resume(throwing: StartedBeforeRemoval())
                             return (nil, [])
                         }
@@ -151,7 +172,8 @@ final class InflightRequests: Sendable {
                         return (nil, state.readyWatchers())
                     }
                     state.lastID += 1
-                    state.flights[key] = Flight(id: state.lastID, mark: mark, waiters: [waiter: continuation])
+                    state.flights[key] = Flight(
+                        id: state.lastID, mark: mark, writesAtStart: state.writes, waiters: [waiter: continuation])
                     return (state.lastID, state.readyWatchers())
                 }
                 for watcher in ready { watcher.resume() }
@@ -186,9 +208,13 @@ final class InflightRequests: Sendable {
         let result: Result<Shared, any Error>
         do {
             let response = try await transport.send(request, context: context)
-            let body = try await BodyReader.read(
-                response, for: request.head.method, limit: context.maxResponseBodySize)
-            result = .success(Shared(head: response.head, body: body, mark: mark))
+            do {
+                let body = try await BodyReader.read(
+                    response, for: request.head.method, limit: context.maxResponseBodySize)
+                result = .success(Shared(head: response.head, body: body, mark: mark))
+            } catch let error as CourierError where BodyReader.keepsStatus(of: response.head, after: error) {
+                result = .success(Shared(head: response.head, body: Data(), bodyError: error, mark: mark))
+            }
         } catch {
             result = .failure(error)
         }

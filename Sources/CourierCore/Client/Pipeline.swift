@@ -308,7 +308,9 @@ struct Pipeline<R: Request>: Sendable {
             base: base,
             limit: request.maxResponseBodySize ?? configuration.maxResponseBodySize,
             streamingParser: streamingParser,
-            cacheStage: CacheStage(client: client, policy: request.cachePolicy, streamsBody: streamingParser != nil),
+            cacheStage: CacheStage(
+                client: client, policy: request.cachePolicy, streamsBody: streamingParser != nil,
+                retryPolicy: request.retryPolicy ?? configuration.retryPolicy),
             limiter: request.lane == .standard ? client.limiter : nil
         )
     }

@@ -14,9 +14,12 @@ struct CacheStalenessTests {
     private func storedThenStale(
         _ cacheControl: String,
         by seconds: TimeInterval = 5,
-        servesStaleWhenOffline: Bool = true
+        servesStaleWhenOffline: Bool = true,
+        retrying: Bool = false
     ) async throws -> CacheFixtures.Harness {
-        let harness = try CacheFixtures.harness(servesStaleWhenOffline: servesStaleWhenOffline)
+        let harness = try CacheFixtures.harness(servesStaleWhenOffline: servesStaleWhenOffline) { configuration in
+            if retrying { configuration.retryPolicy = RetryPolicy(backoff: .none) }
+        }
         harness.mock.stub(
             .get, "/page", with: .text("stored", headerFields: CacheFixtures.fields(["Cache-Control": cacheControl])))
         _ = try await harness.send()
@@ -34,6 +37,43 @@ struct CacheStalenessTests {
         #expect(served.cacheStatus?.isStale == true)
         #expect(served.cacheStatus?.age == .seconds(15))
         #expect(harness.log.messages.last?.contains("cache stale") == true)
+    }
+
+    @Test("a reset on the first attempt (a closed keep-alive connection) is retried, not answered as offline")
+    func firstResetIsRetriedBeforeServingStale() async throws {
+        let harness = try await storedThenStale("max-age=10", retrying: true)
+        let reset = CourierError(code: .connectionReset, stage: .transport, message: "connection reset by peer")
+        harness.mock.stub(
+            .get, "/page",
+            with: [
+                .status(200, fault: .failBeforeResponse(reset)),
+                .text("fresh", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=10"])),
+            ])
+        let served = try await harness.send()
+        #expect(served.value == "fresh")
+        #expect(served.cacheStatus?.isStale == false)
+        #expect(harness.networkCount == 3, "the first store, the reset, the retry")
+    }
+
+    @Test("a reset on a client that does not retry: the last good response is served at once, marked stale")
+    func resetWithoutRetriesServesStale() async throws {
+        let harness = try await storedThenStale("max-age=10")
+        let reset = CourierError(code: .connectionReset, stage: .transport, message: "connection reset by peer")
+        harness.mock.stub(.get, "/page", with: .status(200, fault: .failBeforeResponse(reset)))
+        let served = try await harness.send()
+        #expect(served.value == "stored" && served.cacheStatus?.outcome == .stale)
+        #expect(harness.networkCount == 2)
+    }
+
+    @Test("resets on every attempt: the last good response is served, marked stale, after the retries")
+    func resetsOnEveryAttemptServeStale() async throws {
+        let harness = try await storedThenStale("max-age=10", retrying: true)
+        let reset = CourierError(code: .connectionReset, stage: .transport, message: "connection reset by peer")
+        harness.mock.stub(.get, "/page", with: .status(200, fault: .failBeforeResponse(reset)))
+        let served = try await harness.send()
+        #expect(served.value == "stored")
+        #expect(served.cacheStatus?.outcome == .stale)
+        #expect(harness.networkCount == 3, "the first store, the reset, the retry that also failed")
     }
 
     @Test(
@@ -365,6 +405,22 @@ struct CacheStalenessTests {
         harness.time.advance(by: 5)
         let again = try await harness.send()
         #expect(again.value == "stored" && again.cacheStatus?.outcome == .hit)
+        #expect(harness.networkCount == 2)
+    }
+
+    @Test("a 304 without Age drops the stored Age: the revalidated entry is fresh for its whole max-age again")
+    func notModifiedWithoutAge() async throws {
+        let harness = try CacheFixtures.harness()
+        let aged = CacheFixtures.fields(["Cache-Control": "max-age=100", "ETag": "\"v1\"", "Age": "90"])
+        harness.mock.stub(.get, "/page", with: .text("stored", headerFields: aged))
+        _ = try await harness.send()
+        harness.time.advance(by: 20)
+        let dated = CacheFixtures.fields(["ETag": "\"v1\""], date: CacheFixtures.start.addingTimeInterval(20))
+        harness.mock.stub(.get, "/page", with: .status(304, headerFields: dated))
+        #expect(try await harness.send().cacheStatus?.outcome == .revalidated)
+        harness.time.advance(by: 30)
+        let again = try await harness.send()
+        #expect(again.cacheStatus?.outcome == .hit, "30 s into a 100 s max-age")
         #expect(harness.networkCount == 2)
     }
 

@@ -175,6 +175,31 @@ struct InflightCacheTests {
         #expect(harness.mock.recordedRequests.filter { $0.head.method == .get }.count == 2)
     }
 
+    @Test("without a cache too: a GET after a successful PUT does not join the GET started before it")
+    func noJoinAfterAWriteWithoutACache() async throws {
+        let (client, mock) = Fixtures.client { $0.deduplicatesRequests = true }
+        let gate = AuthFixtures.Gate()
+        let gets = DecisionFixtures.Counter()
+        mock.stub(
+            .get, "/page",
+            handler: { _ in
+                guard gets.next() == 1 else { return .text("v2") }
+                await gate.pass()
+                return .text("v1")
+            })
+        mock.stub(.put, "/page", with: .text("updated"))
+
+        let first = Task { try await client.send(Page()) }
+        await gate.waitForArrivals(1)
+        await client.configuration.waitForInflightCallers(1)
+        _ = try await client.send(Page(method: .put, body: .text("v2")))
+        let second = try await client.send(Page())
+        #expect(second == "v2", "read after the write")
+        await gate.open()
+        #expect(try await first.value == "v1")
+        #expect(mock.recordedRequests.filter { $0.head.method == .get }.count == 2)
+    }
+
     @Test("a GET with other TLS options (or proxy, or lane) does not join a transfer: it makes its own")
     func otherTLSDoesNotShare() async throws {
         let (harness, gate) = try Self.gatedPage()
@@ -200,11 +225,12 @@ struct InflightCacheTests {
         harness.mock.stub(.put, "/elsewhere", with: .text("updated"))
 
         // Both caches have seen one removal; the first client's GET starts the transfer, then the other client's
-        // PUT invalidates /page in its cache, and its GET joins the transfer begun before that PUT.
+        // cache is purged (a sign-out: a removal, not a write, which no GET would join across), and its GET joins the
+        // transfer begun before that purge.
         _ = try await harness.send(Page(method: .put, path: "/elsewhere", body: .text("x")))
         let first = Task { try await harness.send() }
         await gate.waitForArrivals(1)
-        _ = try await other.send(Page(method: .put, body: .text("v2")))
+        try await otherCache.removeEntries(.all)
         let second = Task { try await other.sendWithCacheStatus(Page()) }
         await harness.client.configuration.waitForInflightCallers(2)
         await gate.open()

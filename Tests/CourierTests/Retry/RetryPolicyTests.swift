@@ -174,6 +174,31 @@ struct RetryPolicyTests {
         #expect(unread?.code == .bodyTooLarge)
     }
 
+    @Test(
+        "a non-2xx page over the size limit keeps its status with a cache and with de-duplication too",
+        arguments: [(true, false), (false, true), (true, true)])
+    func errorBodyOverTheLimitKeepsTheStatusThroughTheCache(caches: Bool, deduplicates: Bool) async throws {
+        let clock = DecisionFixtures.RecordingClock()
+        let mock = MockTransport()
+        var configuration = Client.Configuration(retryPolicy: RetryPolicy(backoff: Self.noJitter), clock: clock)
+        if caches { configuration.cache = try HTTPCache(storage: .memory(byteLimit: 1 << 20)) }
+        configuration.deduplicatesRequests = deduplicates
+        let client = Client(server: Fixtures.server, transport: mock, configuration: configuration)
+        let page = String(repeating: "x", count: 100)
+        var probe = Probe()
+        probe.maxResponseBodySize = 16
+
+        mock.stub(.get, "/probe", with: [.text(page, status: 503, headerFields: [.retryAfter: "2"]), .text("ok")])
+        #expect(try await client.send(probe) == "ok")
+        #expect(clock.sleeps == [.seconds(2)])
+
+        mock.stub(.get, "/missing", with: .text(page, status: 404))
+        probe.path = "/missing"
+        let error = await expectCourierError { try await client.send(probe) }
+        #expect(error?.code == .unacceptableStatus, "\(String(describing: error))")
+        #expect(error?.response?.status.code == 404)
+    }
+
     @Test("row 28: an HTTP-date Retry-After counts from the response's Date, not the local clock")
     func retryAfterDate() async throws {
         let (client, mock, clock) = Self.client()

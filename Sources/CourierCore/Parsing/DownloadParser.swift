@@ -1,6 +1,14 @@
 public import Foundation
 public import HTTPTypes
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// A response parser that reads the body as it arrives instead of from memory.
 ///
 /// Courier hands a streaming parser the live body of an accepted response without reading it into memory first,
@@ -36,8 +44,9 @@ public struct DownloadedFile: Hashable, Sendable {
 
 /// Streams the body into a file, never holding more than one chunk in memory.
 ///
-/// The bytes go to a temporary file next to `destination`, which replaces `destination` only once the whole
-/// body arrived; a failed or cancelled download leaves no partial file behind.
+/// The bytes go to a temporary file next to `destination`, which replaces `destination` in one atomic rename only
+/// once the whole body arrived (and was flushed to disk); a failed or cancelled download leaves no partial file
+/// behind. Two downloads to one destination: the one that finishes last is the file.
 ///
 /// ```swift
 /// struct GetArchive: Request {
@@ -77,17 +86,28 @@ public struct DownloadParser: StreamingResponseParser {
                 count += Int64(chunk.count)
             }
             try handle.synchronize()
-            if FileManager.default.fileExists(atPath: destination.path) {
-                _ = try FileManager.default.replaceItemAt(destination, withItemAt: temporary)
-            } else {
-                try FileManager.default.moveItem(at: temporary, to: destination)
+            // One atomic rename(2), which replaces a file already there: checking for one first and then moving
+            // failed a finished download when another (the same asset, from a second task) took the place between.
+            guard rename(temporary.path, destination.path) == 0 else {
+                let code = errno
+                throw Self.fileError(
+                    "could not move the download to \(destination.path): \(String(cString: strerror(code)))", nil)
             }
+            Self.synchronizeDirectory(directory.path)
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             if error is CancellationError || error is CourierError { throw error }
             throw Self.fileError("could not write \(destination.path)", error)
         }
         return DownloadedFile(url: destination, byteCount: count)
+    }
+
+    /// Flushes the directory entry of the rename to disk (best effort), so a crash after the download does not lose it.
+    private static func synchronizeDirectory(_ path: String) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
     }
 
     private static func fileError(_ message: String, _ underlying: (any Error)?) -> CourierError {

@@ -107,6 +107,22 @@ struct TransferTests {
         #expect(try Data(contentsOf: destination) == Data([1, 2, 3]))
     }
 
+    @Test("a destination that exists is replaced by the finished download in one rename, nothing else left")
+    func existingDestinationIsReplaced() async throws {
+        let (client, mock) = Fixtures.client()
+        mock.stub(.get, "/file", with: MockResponse(body: Data([1, 2, 3])))
+        let directory = Self.temporaryURL()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("file.bin")
+        try Data("old".utf8).write(to: destination)
+
+        let file = try await client.send(Download(destination: destination))
+        #expect(file.byteCount == 3)
+        #expect(try Data(contentsOf: destination) == Data([1, 2, 3]))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["file.bin"])
+    }
+
     @Test("a failed download leaves no file behind, and a non-2xx still decodes as an error")
     func failedDownloadLeavesNothing() async throws {
         let (client, mock) = Fixtures.client()

@@ -130,7 +130,8 @@ struct EventSourceTests {
         "a quiet stream shorter than maxDelay keeps the budget when the idle timeout cut it or a heartbeat came on it",
         arguments: [false, true])
     func quietShortConnectionsKeepTheBudget(heartbeat: Bool) async throws {
-        var transport = QuietStreams(quiet: 4, silence: .milliseconds(50))
+        // A heartbeat keeps the budget on a connection that lived a second at least (a greeting and a close does not).
+        var transport = QuietStreams(quiet: heartbeat ? 3 : 4, silence: .milliseconds(heartbeat ? 1100 : 50))
         transport.heartbeat = heartbeat
         let client = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
         // Before: each connection, shorter than maxDelay, counted as a failed reconnect; the third threw
@@ -139,7 +140,7 @@ struct EventSourceTests {
         var events = 0
         for try await _ in client.events(Notifications(), reconnect: policy) { events += 1 }
         #expect(events == 0)
-        #expect(transport.sent.count == 5)
+        #expect(transport.sent.count == (heartbeat ? 4 : 5))
     }
 
     /// A stream that sends one event and then fails with `error`, as a transport reports a limit.
@@ -221,6 +222,38 @@ struct EventSourceTests {
         #expect(immediate == [0, 200, 400, 800].map { .milliseconds($0) })
         let unbounded = ReconnectPolicy(jitter: 0, maxDelay: .seconds(Int64.max))
         #expect(unbounded.delay(server: .seconds(Int64.max / 2), attempt: 40) == .seconds(Int64.max))
+    }
+
+    @Test("jitter at maxDelay is taken off the cap: clients capped alike do not come back at the same instant")
+    func jitterAtTheCap() {
+        let policy = ReconnectPolicy(jitter: 0.2, maxDelay: .seconds(1))
+        let delays = (0..<100).map { _ in policy.delay(server: .seconds(5)) }
+        #expect(delays.allSatisfy { $0 >= .milliseconds(800) && $0 <= .seconds(1) })
+        #expect(Set(delays).count > 1, "all \(delays.first.map { "\($0)" } ?? "-")")
+    }
+
+    /// Answers every request with an event stream that greets (`: connected`) and ends at once.
+    struct GreetAndClose: Transport {
+        let sent = DecisionFixtures.Counter()
+
+        func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
+            _ = sent.next()
+            var head = HTTPResponse(status: .ok)
+            head.headerFields[.contentType] = "text/event-stream"
+            return TransportResponse(head: head, body: MessageBody(Array(": connected\nretry: 0\n\n".utf8)))
+        }
+    }
+
+    @Test("a stream that greets and closes at once spends the budget (it reconnected forever, with retry: 0 at once)")
+    func greetingAndCloseSpendsTheBudget() async throws {
+        let transport = GreetAndClose()
+        let client = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+        let policy = ReconnectPolicy(maxReconnects: 2, defaultDelay: .zero, jitter: 0, maxDelay: .milliseconds(400))
+        let error = await expectCourierError {
+            for try await _ in client.events(Notifications(), reconnect: policy) {}
+        }
+        #expect(error?.code == .reconnectLimit)
+        #expect(transport.sent.count == 3)
     }
 
     struct CappedNotifications: Request {

@@ -5,6 +5,7 @@
     import HTTPTypes
     import NIOCore
     import NIOHTTP1
+    import NIOHTTPCompression
 
     extension AsyncHTTPClientTransport {
         static func makeRequest(_ request: OutgoingRequest, watch: UploadWatch? = nil) throws -> HTTPClientRequest {
@@ -180,6 +181,10 @@
         /// Whether a reader that holds back gets a read-ahead (`PacedBody`): over HTTP/1, for a body AsyncHTTPClient
         /// does not decompress.
         var paced = true
+        /// Whether the head says there is no body (`Content-Length: 0`, a HEAD, a 204 or 304) although it names a
+        /// coding AsyncHTTPClient decodes: NIO's decoder then fails the empty body as cut short (`truncatedData`),
+        /// where there was nothing to decode.
+        var emptyByHead = false
 
         /// Read chunk by chunk (a live body, an event stream, a download): through a `PacedBody`, which reads ahead
         /// while the reader holds back, so that the connection is not closed as idle meanwhile.
@@ -188,12 +193,17 @@
             let timeouts: AsyncHTTPClientTransport.Timeouts
             let endsAtOwnClose: Bool
             let lease: AsyncHTTPClientTransport.ProxyLease?
+            let emptyByHead: Bool
 
             mutating func next() async throws -> ArraySlice<UInt8>? {
                 do {
                     guard var buffer = try await reading.body.next() else { return nil }
                     return ArraySlice(buffer.readBytes(length: buffer.readableBytes) ?? [])
                 } catch ChannelError.ioOnClosedChannel where endsAtOwnClose {
+                    return nil
+                } catch let error as NIOHTTPDecompression.ExtraDecompressionError
+                    where emptyByHead && error == .truncatedData
+                {
                     return nil
                 } catch let error as HTTPClientError where error == .readTimeout && reading.body.stoppedReadingAhead {
                     let limit = AsyncHTTPClientTransport.PacedBody.readAheadLimit / 1_048_576
@@ -214,7 +224,8 @@
             // Paced on HTTP/1 without decompression only (see `PacedBody`).
             let body = AsyncHTTPClientTransport.PacedBody(base, idle: paced ? timeouts.idle : nil)
             return AsyncIterator(
-                reading: .init(body), timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease)
+                reading: .init(body), timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease,
+                emptyByHead: emptyByHead)
         }
 
         func collect(upTo limit: Int) async throws -> Data {
@@ -227,6 +238,10 @@
                     : try await Self.gather(base, upTo: Swift.max(limit, 0))
             } catch is NIOTooManyBytesError {
                 throw CourierError.bodyTooLarge(limit: limit, announced: nil)
+            } catch let error as NIOHTTPDecompression.ExtraDecompressionError
+                where emptyByHead && error == .truncatedData
+            {
+                return Data()
             } catch {
                 throw AsyncHTTPClientTransport.translate(error, phase: .body, timeouts: timeouts)
             }

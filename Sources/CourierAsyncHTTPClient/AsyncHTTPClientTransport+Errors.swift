@@ -126,6 +126,13 @@
                     "the server reset the HTTP/2 stream, or ended the connection with GOAWAY, before a response arrived"
                 return fail(lost.0, phase == .body ? lost.1 : message)
             }
+            if error is NIOHTTP2Errors.ContentLengthViolated {
+                // NIOHTTP2 checks a stream's DATA against its Content-Length: the stream ended short of it (the usual
+                // case, as a cut HTTP/1.1 body), or ran past it. Either way the body is not the one announced.
+                return fail(
+                    .truncatedResponse,
+                    "the HTTP/2 stream's body did not match its Content-Length (cut short, or longer than announced)")
+            }
             if let error = error as? NIOSSLError, case .uncleanShutdown = error {
                 // AsyncHTTPClient passes NIOSSL's own error on for a body that ends with the connection (no
                 // Content-Length): without close_notify, nothing says the body is whole (a truncation attack).

@@ -70,8 +70,13 @@
             /// How long an idle pooled connection stays open for reuse. Default: 60 s.
             public var keepAliveTimeout: Duration
             /// The most a compressed response may inflate, as a multiple of its compressed size; `nil` disables
-            /// decompression (bodies arrive as sent). Default: 100.
+            /// decompression (bodies arrive as sent). Default: 100. Values below 1 count as 1, and values above
+            /// 16,777,216 (2^24) as that: NIO multiplies the compressed size by it, and `Int.max` (meaning "no
+            /// limit") overflowed there, a crash on the first compressed response.
             public var decompressionRatioLimit: Int?
+
+            /// `ratio` within what NIO's check can multiply without overflow (for bodies under 512 GiB compressed).
+            static func clampedRatio(_ ratio: Int) -> Int { min(max(ratio, 1), 1 << 24) }
 
             /// Creates a configuration.
             public init(
@@ -110,7 +115,8 @@
                         read: idleTimeout.map { .nanoseconds(Self.nanoseconds($0)) }
                     ),
                     connectionPool: pool,
-                    decompression: decompressionRatioLimit.map { .enabled(limit: .ratio($0)) } ?? .disabled
+                    decompression: decompressionRatioLimit.map { .enabled(limit: .ratio(Self.clampedRatio($0))) }
+                        ?? .disabled
                 )
                 configuration.tracing.tracer = nil
                 configuration.tlsConfiguration = TLSMapping.baseConfiguration
@@ -140,6 +146,10 @@
         /// What per-request TLS configurations start from on a client made by ``init(clientConfiguration:)`` (that
         /// configuration's TLS settings); `nil` otherwise.
         private let tlsBase: TLSMapping.Base?
+        /// On a client made by ``init(clientConfiguration:)``: whether that configuration offers HTTP/1.1 only, and
+        /// whether it goes through a proxy. `nil` otherwise (the process-wide client's are known; a client passed in
+        /// cannot be read).
+        private let ownSettings: (http1Only: Bool, proxied: Bool)?
 
         /// Creates a transport on the process-wide client for `configuration`.
         public init(configuration: Configuration = Configuration()) {
@@ -150,6 +160,7 @@
             self.timeouts = configuration.timeouts
             self.ownsClient = false
             self.tlsBase = nil
+            self.ownSettings = nil
         }
 
         /// Creates a transport that owns a new `HTTPClient` made from your AsyncHTTPClient configuration (its pool,
@@ -192,6 +203,7 @@
                 idle: configuration.timeout.read.map { .nanoseconds($0.nanoseconds) }
             )
             self.ownsClient = true
+            self.ownSettings = (configuration.httpVersion == .http1Only, configuration.proxy != nil)
         }
 
         /// Shuts down the `HTTPClient` this transport owns (one made by ``init(clientConfiguration:)``): calls in flight
@@ -229,6 +241,7 @@
             self.timeouts = Timeouts(connect: nil, idle: nil)
             self.ownsClient = false
             self.tlsBase = nil
+            self.ownSettings = nil
         }
 
         /// Sends the request and returns once the response head arrives; the body streams afterwards.
@@ -245,10 +258,13 @@
         private struct Route {
             let client: HTTPClient
             let secure: Bool
-            /// Through a proxy (always on a shared client): keeps that client from being shut down until the response
-            /// ends.
+            /// Through a proxy on a shared client: keeps that client from being shut down until the response ends.
             var lease: ProxyLease? = nil
-            var proxied: Bool { lease != nil }
+            /// Through the proxy of the configuration given to ``init(clientConfiguration:)``.
+            var ownProxy = false
+            /// Through a proxy: TLS to `localhost` is then the proxy's `localhost`, and a diagnosis must not connect
+            /// to the origin directly.
+            var proxied: Bool { lease != nil || ownProxy }
         }
 
         @inline(never)
@@ -268,6 +284,16 @@
             if !context.proxy.isDirect, let url = request.head.url {
                 proxy = try context.proxy.endpoint(for: url)
             }
+            if context.tls.httpVersions == .http1Only, ownSettings?.http1Only == false {
+                throw CourierError(
+                    code: .unsupported,
+                    stage: .transport,
+                    message:
+                        "unsupported: TLSOptions.httpVersions .http1Only on a transport whose HTTPClient.Configuration "
+                        + "offers HTTP/2 (its ALPN wins); set its httpVersion = .http1Only, or use "
+                        + "AsyncHTTPClientTransport()"
+                )
+            }
             if http1Only || proxy != nil {
                 guard let sharedConfiguration else {
                     if proxy != nil {
@@ -279,7 +305,7 @@
                                 + "set HTTPClient.Configuration.proxy on that client, or use AsyncHTTPClientTransport()"
                         )
                     }
-                    return Route(client: client, secure: secure)
+                    return Route(client: client, secure: secure, ownProxy: ownSettings?.proxied == true)
                 }
                 guard let proxy else {
                     client = SharedClients.client(for: sharedConfiguration, http1Only: http1Only, lane: context.lane)
@@ -289,7 +315,7 @@
                     for: sharedConfiguration, http1Only: http1Only, proxy: proxy, lane: context.lane)
                 return Route(client: lease.client, secure: secure, lease: lease)
             }
-            return Route(client: client, secure: secure)
+            return Route(client: client, secure: secure, ownProxy: ownSettings?.proxied == true)
         }
 
         /// AsyncHTTPClient's request for `request`, with the context's TLS settings over https.
@@ -422,7 +448,9 @@
             let body = MessageBody(
                 collectable: ResponseBodySequence(
                     base: response.body, timeouts: timeouts, endsAtOwnClose: endsAtOwnClose, lease: lease,
-                    paced: response.version.major == 1 && !(decompresses && converted.isEncoded)),
+                    paced: response.version.major == 1 && !(decompresses && converted.isEncoded),
+                    emptyByHead: decompresses && converted.isEncoded
+                        && (length == .known(0) || converted.contentLength == 0)),
                 length: length)
             return TransportResponse(head: head, body: body, negotiatedProtocol: Self.protocolName(response.version))
         }

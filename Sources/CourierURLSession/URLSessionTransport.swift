@@ -97,10 +97,11 @@ public final class URLSessionTransport: Transport {
         return configuration
     }
 
-    /// Turns off `configuration`'s cookies, cache and credential storage, which Courier's `CookieJar`, `HTTPCache`
-    /// and authentication replace: URLSession's own would send stored cookies behind Courier's back
-    /// (corelibs-foundation ignores the request's `httpShouldHandleCookies`) and answer from a cache Courier does
-    /// not know.
+    /// Turns off `configuration`'s cookies, cache and credential storage: URLSession's own would send stored cookies
+    /// behind Courier's back (corelibs-foundation ignores the request's `httpShouldHandleCookies`) and answer from a
+    /// cache Courier does not know. Courier's `HTTPCache` and authentication replace the cache and the credentials;
+    /// Courier keeps no cookies: a `Set-Cookie` reaches the caller in the response head, and an adapter sends a
+    /// `Cookie` back (scoped to the client's servers, as every credential header).
     private static func withoutOwnStores(_ configuration: URLSessionConfiguration) {
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
@@ -116,7 +117,8 @@ public final class URLSessionTransport: Transport {
     ///   - configuration: The sessions' configuration. The transport copies it (later changes have no effect),
     ///     sets its `timeoutIntervalForRequest` a little above `idleTimeout`, as a backstop (the transport's own
     ///     timers fire first, with their own codes), and turns off URLSession's cookies, cache and credential
-    ///     storage, which Courier's `CookieJar`, `HTTPCache` and authentication replace. Its
+    ///     storage (Courier's `HTTPCache` and authentication replace the last two; Courier keeps no cookies: send
+    ///     a `Cookie` with an adapter). Its
     ///     `httpAdditionalHeaders` are added to each request that does not set them, except credentials
     ///     (`Authorization`, `Cookie`, `X-Api-Key` and the other headers the default `Redactor` treats as secret:
     ///     URLSession sent them to every origin a redirect led to; give credentials to an `Authenticator` or an
@@ -203,7 +205,7 @@ public final class URLSessionTransport: Transport {
     /// a redirect to another origin, stripped its credentials: an `Authorization` given there went to every origin
     /// a redirect led to. The transport adds them itself, to fields a request does not set, except credentials
     /// (`Authorization`, `Proxy-Authorization`, `Cookie` and every header `Redactor.defaultSensitiveHeaderNames`
-    /// lists, such as `X-Api-Key`: Courier's `Authenticator`, adapters and `CookieJar` scope them to a server) and
+    /// lists, such as `X-Api-Key`: Courier's `Authenticator` and adapters scope them to a server) and
     /// fields that are not valid HTTP, which it drops.
     static func takeAdditionalHeaders(from configuration: URLSessionConfiguration) -> [(name: String, value: String)] {
         let headers = configuration.httpAdditionalHeaders ?? [:]

@@ -35,6 +35,20 @@ struct AHCErrorTranslationTests {
 
     static let timeouts = AsyncHTTPClientTransport.Timeouts(connect: .seconds(10), idle: .seconds(60))
 
+    @Test("an HTTP/2 body that does not match its Content-Length is truncatedResponse, as on HTTP/1.1 (retried)")
+    func http2ContentLengthViolated() {
+        let error = NIOHTTP2Errors.contentLengthViolated()
+        let translated = AsyncHTTPClientTransport.translate(error, phase: .body, timeouts: Self.timeouts)
+        #expect((translated as? CourierError)?.code == .truncatedResponse, "\(translated)")
+    }
+
+    @Test("a decompression ratio of Int.max (meaning no limit) is clamped where NIO multiplies it: no overflow trap")
+    func decompressionRatioIsClamped() {
+        #expect(AsyncHTTPClientTransport.Configuration.clampedRatio(.max) == 1 << 24)
+        #expect(AsyncHTTPClientTransport.Configuration.clampedRatio(0) == 1)
+        #expect(AsyncHTTPClientTransport.Configuration.clampedRatio(100) == 100)
+    }
+
     @Test("EOF during the TLS handshake is a reset connection that sent nothing, so any method is retried")
     func eofDuringHandshake() {
         for stack: NIOBoringSSLErrorStack in [[.eofDuringHandshake], [.eofDuringAdditionalCertficiateChainValidation]] {

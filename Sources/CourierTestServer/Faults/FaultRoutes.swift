@@ -14,7 +14,7 @@
                     "reset-if-reused", "reset-stream":
                     { context in try await ConnectionFaults.handle(name, context) }
                 case "duplicate-content-length", "content-length-and-chunked", "gzip-bomb", "stacked-encodings",
-                    "corrupt-gzip", "header-flood", "huge-header", "extra-response":
+                    "corrupt-gzip", "empty-gzip", "header-flood", "huge-header", "extra-response":
                     { context in try await FramingFaults.handle(name, context) }
                 case "redirect-loop", "redirect":
                     { context in try await RedirectFaults.handle(name, context) }

@@ -10,6 +10,8 @@
     ///   header lines.
     /// - `corrupt-gzip`: `Content-Encoding: gzip` on a body whose DEFLATE data is invalid (a reserved block type);
     ///   `corrupt-gzip?cut=1`: a valid gzip member cut before its end, framed correctly (`Content-Length`).
+    /// - `empty-gzip`: `Content-Encoding: gzip` on an empty body (`Content-Length: 0`), kept alive; `?status=` sets
+    ///   the status (a 304 or 204 has no body anyway).
     /// - `header-flood?count=100000`: that many header lines. `huge-header?size=1048576`: one header that long.
     /// - `extra-response`: a valid response, then an unsolicited second one on the same connection.
     enum FramingFaults {
@@ -51,6 +53,10 @@
                 }
                 let headers = [("Content-Type", "application/json"), ("Content-Encoding", "gzip")]
                 return try await context.respond(TestServerResponse(headers: headers, body: body))
+            case "empty-gzip":
+                let status = FaultRoutes.integer(context, "status", 200, in: 200...599)
+                let headers = [("Content-Type", "application/json"), ("Content-Encoding", "gzip")]
+                return try await context.respond(TestServerResponse(status: status, headers: headers, body: []))
             case "header-flood":
                 let count = FaultRoutes.integer(context, "count", 100_000, in: 0...10_000_000)
                 var buffer = connection.channel.allocator.buffer(capacity: count * 24 + 64)

@@ -164,7 +164,9 @@
         }
 
         /// Creates a transport that owns a new `HTTPClient` made from your AsyncHTTPClient configuration (its pool,
-        /// timeouts, TLS, proxy and decompression as you set them), except that redirects are left to Courier
+        /// timeouts, TLS, proxy, decompression and HTTP version as you set them: an https request with
+        /// `TLSOptions.httpVersions = .http1Only` fails with `unsupported` unless its `httpVersion` is `.http1Only`;
+        /// its proxy counts as a proxy, so no insecure-loopback relaxation goes through it), except that redirects are left to Courier
         /// (`redirectConfiguration` becomes `.disallow`) and so is tracing (`tracing.tracer` becomes `nil`: Courier's
         /// tracing monitor makes one span per attempt, see Tracing in ``AsyncHTTPClientTransport``).
         ///
@@ -284,7 +286,8 @@
             if !context.proxy.isDirect, let url = request.head.url {
                 proxy = try context.proxy.endpoint(for: url)
             }
-            if context.tls.httpVersions == .http1Only, ownSettings?.http1Only == false {
+            // Over TLS only: AsyncHTTPClient speaks HTTP/1.1 in cleartext anyway (no h2c).
+            if secure, context.tls.httpVersions == .http1Only, ownSettings?.http1Only == false {
                 throw CourierError(
                     code: .unsupported,
                     stage: .transport,

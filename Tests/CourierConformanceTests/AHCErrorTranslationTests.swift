@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Courier
 import CourierCore
 import Foundation
@@ -47,6 +48,32 @@ struct AHCErrorTranslationTests {
         #expect(AsyncHTTPClientTransport.Configuration.clampedRatio(.max) == 1 << 24)
         #expect(AsyncHTTPClientTransport.Configuration.clampedRatio(0) == 1)
         #expect(AsyncHTTPClientTransport.Configuration.clampedRatio(100) == 100)
+    }
+
+    @Test("httpVersions .http1Only on a transport whose own configuration offers HTTP/2 is unsupported, not ignored")
+    func http1OnlyOnAnOwnConfiguration() async throws {
+        var tls = TLSOptions.default
+        tls.httpVersions = .http1Only
+        let request = OutgoingRequest(head: HTTPRequest(method: .get, url: URL(string: "https://127.0.0.1:1/")!))
+        let automatic = AsyncHTTPClientTransport(clientConfiguration: HTTPClient.Configuration())
+        let refused = await expectCourierError {
+            try await automatic.send(request, context: TransportContext(tls: tls))
+        }
+        #expect(refused?.code == .unsupported, "\(String(describing: refused))")
+        // In cleartext there is no HTTP/2 to refuse (no h2c): the request goes out (and finds nothing listening).
+        let cleartext = OutgoingRequest(head: HTTPRequest(method: .get, url: URL(string: "http://127.0.0.1:1/")!))
+        let plain = await expectCourierError {
+            try await automatic.send(cleartext, context: TransportContext(tls: tls))
+        }
+        #expect(plain?.code != .unsupported, "\(String(describing: plain))")
+        try await automatic.shutdown()
+
+        var http1 = HTTPClient.Configuration()
+        http1.httpVersion = .http1Only
+        let matching = AsyncHTTPClientTransport(clientConfiguration: http1)
+        let sent = await expectCourierError { try await matching.send(request, context: TransportContext(tls: tls)) }
+        #expect(sent?.code != .unsupported, "\(String(describing: sent))")
+        try await matching.shutdown()
     }
 
     @Test("EOF during the TLS handshake is a reset connection that sent nothing, so any method is retried")

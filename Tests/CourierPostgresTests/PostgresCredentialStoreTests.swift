@@ -340,6 +340,7 @@ struct PostgresCredentialStoreTests {
                 store: SkippingClear(store: second), refresher: second.refresher(wrapping: RejectingRefresher()))
             let held = try #require(try await authenticator.currentCredential())
             _ = await #expect(throws: CourierError.self) { try await authenticator.refresh(rejected: held.version) }
+            await second.setEndedRefreshWindow(.zero)  // the sign-out below comes later than the refresh's own clear()
             try await first.save(Self.other)  // signed in again on another instance
             #expect(try await second.load()?.accessToken == Self.other.accessToken)  // this instance reads it
             try await second.clear()  // an explicit sign-out here

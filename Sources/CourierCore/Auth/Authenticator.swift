@@ -8,7 +8,8 @@ public import Foundation
 /// ``RefreshTokenDecision`` answers a 401 with ``refresh(rejected:)`` and replays the request once.
 ///
 /// The contract:
-/// - **Proactive refresh.** A credential that expires within ``refreshWindow`` is renewed before it is used.
+/// - **Proactive refresh.** A credential that expires within ``refreshWindow`` is renewed before it is used, unless
+///   its refresher cannot renew it (``TokenRefresher/canRenew(_:)``): then it is used until it expires.
 ///   When that fails transiently while the credential has not yet expired, the credential is used anyway.
 /// - **Single flight.** However many requests are rejected with the same credential version, one refresh runs;
 ///   they all wait for it and resume with its result. A request rejected with an *older* version gets the
@@ -72,7 +73,8 @@ public actor Authenticator {
         var waiters: [(id: Int, continuation: CheckedContinuation<Credential, any Error>)] = []
     }
 
-    /// A credential that expires sooner than this is refreshed before use. Default: 60 seconds.
+    /// A credential that expires sooner than this is refreshed before use (unless its refresher cannot renew it).
+    /// Default: 60 seconds.
     public nonisolated let refreshWindow: Duration
     /// The storm guard. Default: ``RefreshLimit/default``.
     public nonisolated let refreshLimit: RefreshLimit
@@ -125,8 +127,8 @@ public actor Authenticator {
     ///   - store: Where the credential is kept between launches; in memory by default.
     ///   - refresher: What renews the credential, such as ``OAuth2RefreshTokenRefresher``.
     ///   - refreshWindow: Refresh a credential that expires sooner than this; default 60 seconds. For a credential a
-    ///     refresh gave, at most half the lifetime it was given (a 60-second token is renewed 30 seconds before it
-    ///     expires, not on every call).
+    ///     refresh gave (or a fleet watcher installed, counted from its arrival), at most half the lifetime it was
+    ///     given (a 60-second token is renewed 30 seconds before it expires, not on every call).
     ///   - refreshLimit: The storm guard; default 5 refreshes per 30 seconds.
     ///   - now: The current time, for expiry and the storm guard; inject a fixed clock in tests.
     public init(
@@ -149,7 +151,8 @@ public actor Authenticator {
     }
 
     /// The credential to sign a request with: the current one, renewed first when it expires within
-    /// ``refreshWindow`` or while a refresh of it is in flight; `nil` when signed out.
+    /// ``refreshWindow`` (and its refresher can renew it) or while a refresh of it is in flight; `nil` when signed
+    /// out.
     ///
     /// When there is no credential and the refresher is a ``TokenAcquirer`` (the client-credentials grant), one is
     /// acquired first, in a single flight shared by every concurrent caller.
@@ -186,7 +189,7 @@ public actor Authenticator {
     }
 
     /// How long before its expiry `credential` is renewed: ``refreshWindow``, or half the lifetime of a credential a
-    /// refresh gave when that is shorter. A provider that issues tokens for 60 s or less would otherwise hand out
+    /// refresh gave (or a fleet watcher installed, counted from its arrival) when that is shorter. A provider that issues tokens for 60 s or less would otherwise hand out
     /// each one already inside the window: renewed again on the next call, a refresh per call until the storm
     /// guard stops them (and, for tokens under 30 s, calls failing with `excessiveRefresh` until it lets one through).
     func window(for credential: Credential) -> Duration {

@@ -55,7 +55,8 @@ public struct Credential: Codable, Hashable, Sendable, CustomStringConvertible, 
         case accessToken, refreshToken, expiresAt, tokenType, version
     }
 
-    /// Decodes a credential; a missing `tokenType` means `Bearer` and a missing `version` means 0.
+    /// Decodes a credential; a missing `tokenType` means `Bearer` and a missing `version` means 0. A `version`
+    /// outside 0...2^53 fails with `DecodingError.dataCorrupted` (a store reports `credentialStoreFailed`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         accessToken = try container.decode(String.self, forKey: .accessToken)

@@ -85,8 +85,9 @@ public struct FileCredentialStore: CredentialStore {
         removeLeftovers()
     }
 
-    /// Deletes the file, and the temporary files a save that crashed before its rename left beside it; succeeds
-    /// when there is none.
+    /// Deletes the file, and this store's temporary files older than a minute (a save that crashed before its
+    /// rename; a younger one may be another process's save in progress); succeeds when there is none. A save
+    /// removes such leftovers too.
     ///
     /// - Throws: ``CourierError/Code/credentialStoreFailed`` when it exists and cannot be deleted.
     public func clear() async throws {

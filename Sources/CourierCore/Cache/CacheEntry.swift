@@ -148,7 +148,8 @@ public struct CacheEntry: Sendable {
     }
 
     /// The entry updated by a `304 Not Modified` (RFC 9111 §4.3.4): its fields replace the stored ones of the
-    /// same name, except the framing fields.
+    /// same name, except the framing fields. A 304 without `Age` drops the stored `Age`; one without `Date` is
+    /// dated when it arrived.
     func merging(_ notModified: HTTPResponse, requestTime: Date, responseTime: Date) -> CacheEntry {
         let replaced = Set(
             notModified.headerFields.map { $0.name.canonicalName }.filter { !CacheRules.keptOnMerge.contains($0) })

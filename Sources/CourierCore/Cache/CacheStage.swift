@@ -71,7 +71,12 @@ struct CacheStage: Sendable {
             credentialHeaders: cache == nil ? [] : client.configuration.redactor.sensitiveHeaderNames,
             redactor: cache == nil ? nil : client.configuration.redactor
         )
-        if let retryPolicy, retryPolicy.maxRetries > 0, retryPolicy.retryableErrors.contains(.connectionReset) {
+        // Only a policy whose answer is known here: one with an `errorCondition` decides per call, and the offline
+        // fallback then stays as it was.
+        if let retryPolicy, retryPolicy.maxRetries > 0, retryPolicy.retriesTransportFailures,
+            retryPolicy.errorCondition == nil, retryPolicy.retryableErrors.contains(.connectionReset),
+            retryPolicy.retryableMethods.contains(.get)
+        {
             record?.withLock { $0.retriesResets = true }
         }
     }
@@ -116,8 +121,10 @@ struct CacheStage: Sendable {
         guard let cache, let url = request.head.url else {
             if policy == .cacheOnly { throw Self.mayNotUseNetwork(request, because: "the client has no cache") }
             let response = try await network(request, context: context, over: transport)
-            if !CacheRules.isSafe(request.head.method), (200..<400).contains(response.head.status.code) {
-                inflight?.noteWrite()
+            if let inflight, let url = request.head.url, !CacheRules.isSafe(request.head.method),
+                (200..<400).contains(response.head.status.code)
+            {
+                inflight.noteWrite(CacheRules.invalidatedURLs(request: url, response: response.head))
             }
             return response
         }
@@ -183,8 +190,9 @@ struct CacheStage: Sendable {
     ) async throws -> TransportResponse {
         let response = try await network(request, context: context, over: transport)
         if (200..<400).contains(response.head.status.code) {
-            inflight?.noteWrite()
-            for target in CacheRules.invalidatedURLs(request: url, response: response.head) {
+            let targets = CacheRules.invalidatedURLs(request: url, response: response.head)
+            inflight?.noteWrite(targets)
+            for target in targets {
                 await cache.discard(.url(target))
             }
         }

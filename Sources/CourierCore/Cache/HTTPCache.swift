@@ -39,7 +39,8 @@ public final class HTTPCache: Sendable {
 
     /// Whether a stored response is served, marked stale, when the network fails (RFC 9111 §4.2.4 allows it
     /// for a disconnected cache), unless it says `must-revalidate` or `no-cache`. `stale-if-error` applies
-    /// either way.
+    /// either way. A connection reset on a call's first attempt that the call's retry policy retries (a keep-alive
+    /// connection the server had closed) is retried first.
     public let servesStaleWhenOffline: Bool
     /// The largest streamed response body the cache stores, in bytes. A streamed body (a ``LiveResponse``, a
     /// download, a generated OpenAPI client's operation) goes to the caller as it arrives; when the response is

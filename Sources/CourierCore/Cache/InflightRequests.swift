@@ -26,8 +26,8 @@ final class InflightRequests: Sendable {
         var id: Int
         /// The mark of the caller that started it.
         var mark: Mark?
-        /// ``State/writes`` when it started.
-        var writesAtStart: UInt64
+        /// ``State/clock`` when it started.
+        var startedAt: UInt64
         var task: Task<Void, Never>?
         var waiters: [Int: CheckedContinuation<Shared, any Error>] = [:]
     }
@@ -38,9 +38,12 @@ final class InflightRequests: Sendable {
         var pending: Set<Int> = []
         var cancelled: Set<Int> = []
         var lastID = 0
-        /// How many unsafe requests (`PUT`, `POST`, `DELETE`, …) succeeded through the client so far
-        /// (``noteWrite()``): a flight that started before one is not joined.
-        var writes: UInt64 = 0
+        /// Counts flights started and writes noted: orders the two.
+        var clock: UInt64 = 0
+        /// The last successful unsafe request (`PUT`, `POST`, `DELETE`, …) to each URL it invalidates, by
+        /// ``clock``, while flights are in flight (``noteWrite(_:)``): a flight of that URL that started before it
+        /// is not joined.
+        var lastWrite: [String: UInt64] = [:]
         /// Callers of ``waitForCallers(_:)`` and the count each waits for.
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -105,7 +108,8 @@ final class InflightRequests: Sendable {
     ///
     /// A caller whose cache has seen a removal since the transfer in flight started (a `PUT` invalidated the page,
     /// a sign-out purged the user's entries), or any caller after an unsafe request succeeded since it started
-    /// (``noteWrite()``, with or without a cache), does not join it: it would get the response from before, and a
+    /// to its URL (``noteWrite(_:)``, with or without a cache), does not join it: it would get the response from
+    /// before, and a
     /// `GET` right after a successful `PUT` would read the old page. It makes a transfer of its own, not shared.
     func send(
         _ request: OutgoingRequest,
@@ -135,8 +139,16 @@ final class InflightRequests: Sendable {
     /// Notes that an unsafe request succeeded: transfers in flight from before it are not joined any more. A `GET`
     /// right after a successful `PUT` would otherwise get the page as it was before, from a transfer that started
     /// earlier, also on a client without a cache (whose removals cannot tell).
-    func noteWrite() {
-        state.withLock { $0.writes &+= 1 }
+    func noteWrite(_ urls: [String]) {
+        state.withLock { state in
+            guard let oldest = state.flights.values.lazy.map(\.startedAt).min() else {
+                state.lastWrite.removeAll()  // nothing in flight: no join to decide
+                return
+            }
+            state.clock &+= 1
+            if state.lastWrite.count > 64 { state.lastWrite = state.lastWrite.filter { $0.value > oldest } }
+            for url in urls { state.lastWrite[url] = state.clock }
+        }
     }
 
     /// Joins the transfer in flight for `key`, or starts it; throws ``StartedBeforeRemoval`` when the caller may
@@ -164,7 +176,10 @@ final class InflightRequests: Sendable {
                             } else {
                                 false
                             }
-                        if beforeRemoval || flight.writesAtStart < state.writes {
+                        let beforeWrite = state.lastWrite[request.head.url?.absoluteString ?? ""].map {
+                            $0 > flight.startedAt
+                        }
+                        if beforeRemoval || beforeWrite == true {
                             continuation.resume(throwing: StartedBeforeRemoval())
                             return (nil, [])
                         }
@@ -172,8 +187,9 @@ final class InflightRequests: Sendable {
                         return (nil, state.readyWatchers())
                     }
                     state.lastID += 1
+                    state.clock &+= 1
                     state.flights[key] = Flight(
-                        id: state.lastID, mark: mark, writesAtStart: state.writes, waiters: [waiter: continuation])
+                        id: state.lastID, mark: mark, startedAt: state.clock, waiters: [waiter: continuation])
                     return (state.lastID, state.readyWatchers())
                 }
                 for watcher in ready { watcher.resume() }

@@ -302,15 +302,18 @@ struct Pipeline<R: Request>: Sendable {
     private func plan() throws -> Plan {
         let (server, base) = try client.server(for: request)
         let streamingParser = request.parser.streamingParser
+        let decisions = Self.decisionChain(for: request, client: client)
+        // The policy that answers a transport failure: the first decision that handles them (see `recover`).
+        let recovery = decisions.first { $0 is any TransportFailureDecision } as? RetryDecision
         return Plan(
-            decisions: Self.decisionChain(for: request, client: client),
+            decisions: decisions,
             server: server,
             base: base,
             limit: request.maxResponseBodySize ?? configuration.maxResponseBodySize,
             streamingParser: streamingParser,
             cacheStage: CacheStage(
                 client: client, policy: request.cachePolicy, streamsBody: streamingParser != nil,
-                retryPolicy: request.retryPolicy ?? configuration.retryPolicy),
+                retryPolicy: recovery?.policy),
             limiter: request.lane == .standard ? client.limiter : nil
         )
     }

@@ -106,7 +106,8 @@ extension CourierError {
         /// No byte arrived for longer than the idle (read) timeout, while waiting for the head or the body.
         public static let idleTimeout = Code(.idleTimeout)
         /// The response ended before its body was complete: fewer bytes than its `Content-Length`, a chunked body
-        /// without its last chunk, or the connection closed or reset mid-body. Never a short success, never
+        /// without its last chunk, or the connection closed or reset mid-body (on HTTP/2 with AsyncHTTPClient, also a
+        /// body longer than its `Content-Length`). Never a short success, never
         /// cached; retried by the default ``RetryPolicy`` for idempotent methods.
         public static let truncatedResponse = Code(.truncatedResponse)
         /// The server's certificate chain does not lead to a trusted root (self-signed, unknown CA, a missing

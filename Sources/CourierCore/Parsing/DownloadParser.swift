@@ -86,6 +86,11 @@ public struct DownloadParser: StreamingResponseParser {
                 count += Int64(chunk.count)
             }
             try handle.synchronize()
+            // The file it replaces keeps its permissions (a 0600 file stays private), as `replaceItemAt` kept them.
+            var existing = stat()
+            if stat(destination.path, &existing) == 0 {
+                _ = chmod(temporary.path, existing.st_mode & 0o7777)
+            }
             // One atomic rename(2), which replaces a file already there: checking for one first and then moving
             // failed a finished download when another (the same asset, from a second task) took the place between.
             guard rename(temporary.path, destination.path) == 0 else {

@@ -7,15 +7,17 @@ public struct ReconnectPolicy: Hashable, Sendable {
     /// How many reconnects in a row may deliver no event before the source gives up with
     /// ``CourierError/Code/reconnectLimit``. Any delivered event resets the count, and so does a connection the
     /// server kept open for at least ``maxDelay``, one the idle timeout cut (a quiet stream), and one that brought
-    /// a byte (a heartbeat comment) and lived at least a second and as long as the pause before it. The pause doubles after each
+    /// a byte (a heartbeat comment) and lived at least a second and as long as the pause before it (or
+    /// ``defaultDelay``, when that pause was longer). The pause doubles after each
     /// such reconnect (from at least 100 ms, up to ``maxDelay``), so the default budget rides out an outage of
     /// several minutes.
     public var maxReconnects: Int
     /// The pause before a reconnect until the server sets one with a `retry:` field. Default: 3 seconds, as
     /// browsers.
     public var defaultDelay: Duration
-    /// A random extra pause of up to this fraction of the delay (0.2: up to 20 % more; at ``maxDelay``, up to 20 %
-    /// less), so that clients that lost the same server do not all come back at the same instant.
+    /// A random extra pause of up to this fraction of the delay (0.2: up to 20 % more; when that would pass
+    /// ``maxDelay``, ``maxDelay`` less up to 20 % of it, at most half), so that clients that lost the same server do
+    /// not all come back at the same instant.
     public var jitter: Double
     /// The longest pause, whatever the server's `retry:` asks.
     public var maxDelay: Duration
@@ -53,9 +55,9 @@ public struct ReconnectPolicy: Hashable, Sendable {
         guard jitter > 0, base > .zero else { return base }
         let extra = base * Double.random(in: 0...jitter)
         if base + extra <= maxDelay { return base + extra }
-        // At the cap, the jitter is taken off rather than added: clients that all hit `maxDelay` (a server's
-        // `retry:` past it, a long outage) would otherwise come back at the same instant.
-        return maxDelay - maxDelay * Double.random(in: 0...min(jitter, 1))
+        // Past the cap, the jitter is taken off it rather than added (at most half of it): clients that all hit
+        // `maxDelay` (a server's `retry:` past it, a long outage) would otherwise come back at the same instant.
+        return maxDelay - maxDelay * Double.random(in: 0...min(jitter, 0.5))
     }
 }
 
@@ -366,15 +368,17 @@ public struct EventSource<R: Request>: AsyncSequence, Sendable where R.Response 
         private mutating func drop(reason: String, error: (any Error)?) async throws {
             // A connection that was a stream, though it brought no event, was not a failed attempt, and reconnects with
             // a fresh budget: one the server kept open for longer than the longest pause between reconnects, one that
-            // brought any byte and lived at least a second and as long as the pause before it (a heartbeat comment
-            // before a server's connection lifetime cut it: Tomcat's 30 s), and one the idle timeout cut (the server
+            // brought any byte and lived at least a second and as long as the pause before it (up to the default
+            // delay: after an outage the pause is near `maxDelay`, longer than a healthy connection's life), such as a
+            // heartbeat comment before a server's connection lifetime cut it (Tomcat's 30 s); one the idle timeout cut (the server
             // kept it open and quiet). As a browser's EventSource, it reconnects for as long as the server answers.
             // One the server accepts and closes at once, silent or after a greeting (`: connected`, then its backend
             // failed), still counts, so such a server is not hammered: with `retry: 0`, in a loop without a pause.
             if let acceptedAt {
                 let lived = ContinuousClock.now - acceptedAt
                 if (error as? CourierError)?.code == .idleTimeout || lived >= source.policy.maxDelay
-                    || (heardOnConnection && lived >= Swift.max(.seconds(1), lastPause))
+                    || (heardOnConnection
+                        && lived >= Swift.max(.seconds(1), Swift.min(lastPause, source.policy.defaultDelay)))
                 {
                     failedReconnects = 0
                 }

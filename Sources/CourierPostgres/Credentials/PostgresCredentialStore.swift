@@ -69,8 +69,22 @@
         var expectedEcho: Credential?
         /// The generation a fleet refresh that ended in `reauthenticationRequired` saw or wrote: the authenticator's
         /// `clear()` that follows signs out only that generation or an older one (never a sign-in stored since).
-        /// Consumed by the next `clear()`, forgotten by a sign-in.
-        var endedRefreshGeneration: Int64?
+        /// Consumed by the next `clear()` within ``endedRefreshWindow``, forgotten by a sign-in.
+        var endedRefreshGeneration: Int64? {
+            didSet { endedRefreshAt = endedRefreshGeneration == nil ? nil : .now }
+        }
+        /// When ``endedRefreshGeneration`` was set.
+        private var endedRefreshAt: ContinuousClock.Instant?
+        /// How long after a refresh ended a `clear()` is taken for the authenticator's answer to it, which follows at
+        /// once. A later one is a sign-out of its own: after a fleet watcher ended this instance's session (no
+        /// `clear()` follows then) and another instance signed in again, an explicit sign-out here matched no row,
+        /// reported success, and left the fleet signed in.
+        package private(set) var endedRefreshWindow = Duration.seconds(60)
+
+        /// Sets ``endedRefreshWindow`` (tests).
+        package func setEndedRefreshWindow(_ window: Duration) {
+            endedRefreshWindow = window
+        }
         /// Statements sent to the database, for tests and the benchmark (no statement runs per call).
         private(set) var statementCount = 0
         /// Hooks that let the fleet tests stop a refresh at a precise point.
@@ -91,10 +105,12 @@
         ///   - name: The credential's name, the same on every instance (the row and the lock are per name); at most
         ///     1,000 bytes of UTF-8 (operations on a longer one fail with `CourierError.Code.credentialStoreFailed`).
         ///   - key: The key tokens are sealed with (AES-GCM, 256-bit recommended); the same on every instance, kept
-        ///     out of the database (in the environment or a secret manager).
+        ///     out of the database (in the environment or a secret manager). At least 16 bytes: with a shorter one (an
+        ///     empty environment variable) every operation fails with `CourierError.Code.credentialStoreFailed`.
         ///   - previousKeys: Keys a stored credential may still be sealed with, during a key rotation: it opens with
         ///     them too (and is sealed with `key` at its next write). Default: none. See <doc:RunningAFleet>.
-        ///   - lockTimeout: The longest a refresh waits for another instance's; default 30 seconds.
+        ///   - lockTimeout: The longest a refresh waits for another instance's; default 30 seconds, at most
+        ///     PostgreSQL's limit (about 24.8 days; a longer one counts as that).
         ///   - connectionTimeout: The longest an operation waits for a database connection; default 10 seconds.
         ///   - logger: Where the store reports refreshes it adopted or performed, at debug level.
         public init(
@@ -176,12 +192,14 @@
         /// already ended the session.
         ///
         /// After a fleet refresh of this store failed with `CourierError.Code.reauthenticationRequired` (the
-        /// authenticator then ends its session and calls this), the next call signs out only the generation that
-        /// refresh saw: a sign-in another instance stored since stays.
+        /// authenticator then ends its session and calls this), the next call within a minute signs out only the
+        /// generation that refresh saw: a sign-in another instance stored since stays. A later call (an explicit
+        /// sign-out) signs out whatever is signed in.
         ///
         /// - Throws: `CourierError.Code.credentialStoreFailed` when the database cannot be reached.
         public func clear() async throws {
-            let through = endedRefreshGeneration
+            let recent = endedRefreshAt.map { ContinuousClock.now - $0 <= endedRefreshWindow } ?? false
+            let through = recent ? endedRefreshGeneration : nil
             endedRefreshGeneration = nil
             try await migrated()
             do {
@@ -298,12 +316,6 @@
         func noteSynced(_ generation: Int64, _ credential: Credential?) {
             synced = credential.map { (generation, $0) }
             syncedGeneration = generation
-            if credential != nil, let ended = endedRefreshGeneration, generation > ended {
-                // A sign-in stored since the refresh that ended (another instance's, which a watcher installed): the
-                // next `clear()` is a sign-out of it, not of that refresh's generation only. Kept, an explicit
-                // sign-out matched no row, reported success, and left the fleet signed in.
-                endedRefreshGeneration = nil
-            }
             if let credential, !hasSeen(credential) {
                 if seen.count == Self.seenLimit { seen.removeFirst() }
                 seen.append(credential)

@@ -65,6 +65,22 @@ struct CacheStalenessTests {
         #expect(harness.networkCount == 2)
     }
 
+    @Test("a reset on a client whose policy does not retry transport failures: the stored response, at once")
+    func resetWithoutTransportRetriesServesStale() async throws {
+        let harness = try CacheFixtures.harness { configuration in
+            configuration.retryPolicy = RetryPolicy(backoff: .none, retriesTransportFailures: false)
+        }
+        harness.mock.stub(
+            .get, "/page", with: .text("stored", headerFields: CacheFixtures.fields(["Cache-Control": "max-age=10"])))
+        _ = try await harness.send()
+        harness.time.advance(by: 15)
+        let reset = CourierError(code: .connectionReset, stage: .transport, message: "connection reset by peer")
+        harness.mock.stub(.get, "/page", with: .status(200, fault: .failBeforeResponse(reset)))
+        let served = try await harness.send()
+        #expect(served.value == "stored" && served.cacheStatus?.outcome == .stale)
+        #expect(harness.networkCount == 2)
+    }
+
     @Test("resets on every attempt: the last good response is served, marked stale, after the retries")
     func resetsOnEveryAttemptServeStale() async throws {
         let harness = try await storedThenStale("max-age=10", retrying: true)

@@ -200,6 +200,29 @@ struct InflightCacheTests {
         #expect(mock.recordedRequests.filter { $0.head.method == .get }.count == 2)
     }
 
+    @Test("a write to another URL does not stop identical GETs from sharing the transfer in flight")
+    func writeElsewhereKeepsSharing() async throws {
+        let (client, mock) = Fixtures.client { $0.deduplicatesRequests = true }
+        let gate = AuthFixtures.Gate()
+        mock.stub(
+            .get, "/page",
+            handler: { _ in
+                await gate.pass()
+                return .text("v1")
+            })
+        mock.stub(.post, "/analytics", with: .text("ok"))
+
+        let first = Task { try await client.send(Page()) }
+        await gate.waitForArrivals(1)
+        _ = try await client.send(Page(method: .post, path: "/analytics", body: .text("event")))
+        let second = Task { try await client.send(Page()) }
+        await client.configuration.waitForInflightCallers(2)
+        await gate.open()
+        #expect(try await first.value == "v1")
+        #expect(try await second.value == "v1")
+        #expect(mock.recordedRequests.filter { $0.head.method == .get }.count == 1)
+    }
+
     @Test("a GET with other TLS options (or proxy, or lane) does not join a transfer: it makes its own")
     func otherTLSDoesNotShare() async throws {
         let (harness, gate) = try Self.gatedPage()

@@ -116,11 +116,14 @@ struct TransferTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let destination = directory.appendingPathComponent("file.bin")
         try Data("old".utf8).write(to: destination)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: destination.path)
 
         let file = try await client.send(Download(destination: destination))
         #expect(file.byteCount == 3)
         #expect(try Data(contentsOf: destination) == Data([1, 2, 3]))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["file.bin"])
+        let mode = try FileManager.default.attributesOfItem(atPath: destination.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the replaced file's permissions are kept")
     }
 
     @Test("a failed download leaves no file behind, and a non-2xx still decodes as an error")

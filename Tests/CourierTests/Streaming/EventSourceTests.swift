@@ -88,6 +88,8 @@ struct EventSourceTests {
         let silence: Duration
         /// Whether each stream sends a heartbeat comment and the server then ends it, instead of the idle timeout.
         var heartbeat = false
+        /// A `retry:` the heartbeat carries, in milliseconds.
+        var retry: Int?
         let sent = DecisionFixtures.Counter()
 
         func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
@@ -96,8 +98,9 @@ struct EventSourceTests {
             }
             let silence = silence
             let heartbeat = heartbeat
+            let retry = retry.map { "retry: \($0)\n" } ?? ""
             let body = AsyncThrowingStream<ArraySlice<UInt8>, any Error> { continuation in
-                if heartbeat { continuation.yield(ArraySlice(": ping\n\n".utf8)) }
+                if heartbeat { continuation.yield(ArraySlice("\(retry): ping\n\n".utf8)) }
                 // The server's silence, which the behaviour under test depends on (not a synchronisation).
                 let task = Task {
                     try? await Task.sleep(for: silence)
@@ -124,6 +127,22 @@ struct EventSourceTests {
         for try await _ in client.events(Notifications(), reconnect: policy) { events += 1 }
         #expect(events == 0)
         #expect(transport.sent.count == 5)
+    }
+
+    @Test("heartbeat connections shorter than a long pause keep the budget (1.1 s streams, retry: 1500)")
+    func heartbeatAfterALongPauseKeepsTheBudget() async throws {
+        var transport = QuietStreams(quiet: 2, silence: .milliseconds(1100))
+        transport.heartbeat = true
+        transport.retry = 1500
+        let client = Client(server: Server(baseURL: URL(string: "https://api.example.com")!), transport: transport)
+        // Each connection lives 1.1 s with a heartbeat, shorter than the 1.5 s pause the server asks for (as after an
+        // outage, near maxDelay). Not "as long as the pause": the default delay bounds what it must live.
+        let policy = ReconnectPolicy(
+            maxReconnects: 1, defaultDelay: .milliseconds(500), jitter: 0, maxDelay: .seconds(30))
+        var events = 0
+        for try await _ in client.events(Notifications(), reconnect: policy) { events += 1 }
+        #expect(events == 0)
+        #expect(transport.sent.count == 3)
     }
 
     @Test(
@@ -230,6 +249,9 @@ struct EventSourceTests {
         let delays = (0..<100).map { _ in policy.delay(server: .seconds(5)) }
         #expect(delays.allSatisfy { $0 >= .milliseconds(800) && $0 <= .seconds(1) })
         #expect(Set(delays).count > 1, "all \(delays.first.map { "\($0)" } ?? "-")")
+        // A jitter of 2 takes at most half the cap off: never a reconnect at once in the middle of an outage.
+        let wide = ReconnectPolicy(jitter: 2, maxDelay: .seconds(1))
+        #expect((0..<100).allSatisfy { _ in wide.delay(server: .seconds(5)) >= .milliseconds(500) })
     }
 
     /// Answers every request with an event stream that greets (`: connected`) and ends at once.

@@ -362,6 +362,36 @@ struct PostgresCredentialStoreTests {
         }
     }
 
+    @Test("client credentials: a row sealed under another key is replaced by a new acquisition, not a failure forever")
+    func unopenableRowIsReacquired() async throws {
+        try await PostgresLab.withClient { client in
+            let name = PostgresLab.uniqueName()
+            let old = PostgresCredentialStore(client: client, name: name, key: SymmetricKey(size: .bits256))
+            try await old.save(Self.credential)
+            let acquirer = CountingAcquirer()
+            let store = PostgresCredentialStore(client: client, name: name, key: SymmetricKey(size: .bits256))
+            let acquired = try await store.refresher(wrapping: acquirer).acquire()
+            #expect(await acquirer.calls == 1)
+            let renewed = try await store.refresher(wrapping: acquirer).refresh(acquired)
+            #expect(await acquirer.calls == 2)
+            #expect(renewed.accessToken != Self.credential.accessToken)
+        }
+    }
+
+    @Test("another instance's renewal that has expired since (an idle fleet) is renewed, not adopted")
+    func expiredRenewalIsRenewed() async throws {
+        try await withTwoInstances { first, second in
+            let held = try #require(try await second.load())
+            let expired = Credential(
+                accessToken: "access-expired", refreshToken: "refresh-live", expiresAt: Date().addingTimeInterval(-60))
+            try await first.save(expired)
+            let refresher = CountingRefresher()
+            let renewed = try await second.refresher(wrapping: refresher).refresh(held)
+            #expect(await refresher.refreshed == ["refresh-live"])
+            #expect(renewed.accessToken != "access-expired")
+        }
+    }
+
     @Test("a rejected refresh token ends the session even when marking the row ended fails")
     func deadGrantWhileTheStoreFails() async throws {
         try await PostgresLab.withClient { client in

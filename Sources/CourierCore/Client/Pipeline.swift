@@ -303,8 +303,6 @@ struct Pipeline<R: Request>: Sendable {
         let (server, base) = try client.server(for: request)
         let streamingParser = request.parser.streamingParser
         let decisions = Self.decisionChain(for: request, client: client)
-        // The policy that answers a transport failure: the first decision that handles them (see `recover`).
-        let recovery = decisions.first { $0 is any TransportFailureDecision } as? RetryDecision
         return Plan(
             decisions: decisions,
             server: server,
@@ -313,9 +311,16 @@ struct Pipeline<R: Request>: Sendable {
             streamingParser: streamingParser,
             cacheStage: CacheStage(
                 client: client, policy: request.cachePolicy, streamsBody: streamingParser != nil,
-                retryPolicy: recovery?.policy),
+                // Only the cache asks (the offline fallback); finding it costs a call a malloc (the cast).
+                retryPolicy: configuration.cache == nil ? nil : Self.recoveryPolicy(in: decisions)),
             limiter: request.lane == .standard ? client.limiter : nil
         )
+    }
+
+    /// The retry policy that answers a transport failure in `decisions`: that of the first decision that handles
+    /// them (see `recover`), when it is a ``RetryDecision``.
+    private static func recoveryPolicy(in decisions: [any Decision]) -> RetryPolicy? {
+        (decisions.first { $0 is any TransportFailureDecision } as? RetryDecision)?.policy
     }
 
     /// A decision's restart: the next attempt's decisions, and where a redirection goes.

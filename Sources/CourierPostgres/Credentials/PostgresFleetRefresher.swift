@@ -132,8 +132,13 @@
                     throw error
                 }
             }
-            let stored = try row.flatMap { row in
-                try row.sealed.map { try open($0, generation: row.generation) }
+            let stored: Credential?
+            do {
+                stored = try row.flatMap { row in try row.sealed.map { try open($0, generation: row.generation) } }
+            } catch {
+                // A grant without a user replaces a credential it cannot open (see `acquireLocked`).
+                guard let acquirer = refresher as? any TokenAcquirer else { throw error }
+                return try await acquireLocked(using: acquirer, on: connection)
             }
             // `syncedGeneration` is nil when this instance never read or wrote the row: the credential it holds then
             // came from a sign-in whose save failed (a load, an install or a stored sign-in would have synced), and
@@ -170,8 +175,10 @@
                         : "the fleet is signed out of \"\(name)\"; sign in")
             }
             guard let stored else { throw PostgresFailure.make("the credential \"\(name)\" has no value") }
-            if !Self.sameTokens(stored, credential) {
-                // Another instance renewed it (or signed in) while this one waited: take its credential.
+            if !Self.sameTokens(stored, credential), !stored.expires(within: .zero, of: Date()) {
+                // Another instance renewed it (or signed in) while this one waited: take its credential (unless it
+                // has expired since, in a fleet that sat idle: then it is renewed in turn, its refresh token being
+                // the live one, rather than handed out to be rejected).
                 noteSynced(row.generation, stored)
                 expectedEcho = stored
                 logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
@@ -274,11 +281,20 @@
             using acquirer: any TokenAcquirer, on connection: PostgresConnection
         ) async throws -> Credential {
             if let row = try await readRow(connection), row.state == "active", let sealed = row.sealed {
-                let stored = try open(sealed, generation: row.generation)
-                noteSynced(row.generation, stored)
-                expectedEcho = stored
-                logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
-                return stored
+                do {
+                    let stored = try open(sealed, generation: row.generation)
+                    noteSynced(row.generation, stored)
+                    expectedEcho = stored
+                    logger.debug("adopted the fleet's credential", metadata: ["generation": "\(row.generation)"])
+                    return stored
+                } catch {
+                    // Sealed under a key this instance does not have (a key changed outright): a grant without a
+                    // user acquires a new credential and replaces it, as the core replaces an unreadable store;
+                    // failing, the fleet could not recover without someone deleting the row.
+                    logger.warning(
+                        "the fleet's credential does not open with the configured key; acquiring a new one",
+                        metadata: ["generation": "\(row.generation)"])
+                }
             }
             let acquired: Credential
             do {

@@ -322,13 +322,30 @@ public actor Authenticator {
 
     /// Ends the session as ``signOut()`` does, without clearing the store: for a store that another process has
     /// signed out (a fleet's watcher). Clearing it again would sign out a session that began there since.
-    package func endSignedOutSession() {
+    ///
+    /// - Parameters:
+    ///   - seen: When given (a watcher), the session ends only if its credential is one of these (the ones the store
+    ///     has held): a sign-in whose save has not reached the store yet is newer than the sign-out, and stays. A
+    ///     session already over stays as it is, without a second event (this instance's own sign-out, seen again).
+    ///   - reason: Why: `.reauthenticationRequired` when another instance's refresh found the grant dead (calls then
+    ///     fail with ``CourierError/Code/reauthenticationRequired``, as after this instance's own).
+    package func endSignedOutSession(
+        ifHoldingOneOf seen: [Credential]? = nil,
+        reason: AuthenticationEvent.SessionEndReason = .signedOut
+    ) {
+        if let seen {
+            switch session {
+            case .signedOut, .ended: return
+            case .active(let current) where !seen.contains(where: { Self.sameTokens($0, current) }): return
+            case .active, .unloaded: break
+            }
+        }
         unsaved = nil
         signOutCount += 1
-        session = .signedOut
+        session = reason == .reauthenticationRequired ? .ended : .signedOut
         rejectedVersion = nil
         signatures.removeAll()
-        eventSink.yield(.sessionEnded(.signedOut))
+        eventSink.yield(.sessionEnded(reason))
     }
 
     /// The credential of the session, reading the store on first use.
@@ -346,7 +363,8 @@ public actor Authenticator {
             knownStored = loaded
             if case .unloaded = session {
                 if let loaded {
-                    latestVersion = max(latestVersion, loaded.version)
+                    // Clamped: a custom store may build a credential with any version, and the next one is this + 1.
+                    latestVersion = max(latestVersion, min(loaded.version, Credential.maximumVersion))
                     session = .active(loaded)
                     signatures.record(loaded)
                 } else {

@@ -59,7 +59,7 @@
         /// The credentials the row has held as this process read or wrote it (a watcher's included), the latest
         /// last, at most ``seenLimit``: a refresh of one of them is a refresh of an older row, never a sign-in this
         /// process could not store.
-        private var seen: [Credential] = []
+        private(set) var seen: [Credential] = []
         private static let seenLimit = 8
         /// The longest credential name, in UTF-8 bytes: its changes' notifications (`name:generation`) stay well
         /// under PostgreSQL's 8,000-byte payload limit.

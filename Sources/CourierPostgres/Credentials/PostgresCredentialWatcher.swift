@@ -11,8 +11,10 @@
     /// it), and then takes it from the database without a token request. With it, an instance that is not refreshing
     /// installs a credential another instance renewed or signed in with as soon as PostgreSQL delivers the
     /// notification (as `Authenticator.signIn(_:)` does: it numbers it and purges the previous credential's cache
-    /// partition), and ends its session when the fleet signs out or its session ended (as `Authenticator.signOut()`
-    /// does). Neither writes the row back: a sign-out's write could undo a sign-in stored since. Nothing polls: the
+    /// partition), and ends its session when the fleet signs out (`sessionEnded(.signedOut)`) or its session ended
+    /// because the server rejected the refresh token (`sessionEnded(.reauthenticationRequired)`, and calls fail with
+    /// `CourierError.Code.reauthenticationRequired`, as on the instance that refreshed). A sign-in this instance
+    /// made after the watcher read the row stays. Neither writes the row back: a sign-out's write could undo a sign-in stored since. Nothing polls: the
     /// notification carries the new generation, and the row is read once per change (and once each time the watcher
     /// starts listening).
     ///
@@ -241,7 +243,12 @@
                 watchedSignOut = row.generation
                 noteSynced(row.generation, nil)
                 await testHooks.beforeApplyingSignOut?()
-                await authenticator.endSignedOutSession()
+                // A sign-in through this store since the row was read (its save landed meanwhile): it stands.
+                if let synced, synced.generation > row.generation { return }
+                // Nor does a sign-in whose save is still on its way end: the authenticator holds a credential this
+                // store has not seen.
+                await authenticator.endSignedOutSession(
+                    ifHoldingOneOf: seen, reason: row.state == "ended" ? .reauthenticationRequired : .signedOut)
                 return
             }
             let credential: Credential

@@ -760,6 +760,19 @@ struct AuthenticatorTests {
         #expect(refresher.calls.count == 1)
     }
 
+    @Test("a custom store's credential with version Int.max renews without an overflow trap")
+    func hugeVersionFromACustomStore() async throws {
+        let store = InMemoryCredentialStore()
+        var stored = F.signedIn()
+        stored.version = .max
+        try await store.save(stored)
+        let authenticator = Authenticator(store: store, refresher: F.ScriptedRefresher(), now: { F.start })
+        let held = try #require(try await authenticator.currentCredential())
+        let renewed = try await authenticator.refresh(rejected: held.version)
+        #expect(renewed.accessToken == "access-2")
+        #expect(renewed.version != held.version)
+    }
+
     @Test("a credential well before expiry is not refreshed")
     func noRefreshBeforeTheWindow() async throws {
         let harness = try await F.harness(signIn: F.signedIn(expiresIn: 61))

@@ -765,7 +765,7 @@ struct AuthenticatorTests {
         let store = InMemoryCredentialStore()
         var stored = F.signedIn()
         stored.version = .max
-        try await store.save(stored)
+        await store.save(stored)
         let authenticator = Authenticator(store: store, refresher: F.ScriptedRefresher(), now: { F.start })
         let held = try #require(try await authenticator.currentCredential())
         let renewed = try await authenticator.refresh(rejected: held.version)

@@ -81,7 +81,7 @@ public struct FileCredentialStore: CredentialStore {
             unlink(temporary.path)
             throw Self.failure("could not replace \(url.path): \(Self.describe(errno: code))")
         }
-        Self.synchronizeDirectory(directory.path)
+        synchronizeDirectory(directory.path)
         removeLeftovers()
     }
 
@@ -152,14 +152,6 @@ public struct FileCredentialStore: CredentialStore {
             if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
         #endif
         return fsync(descriptor)
-    }
-
-    /// Flushes the directory entry of a rename to disk (best effort).
-    private static func synchronizeDirectory(_ path: String) {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
     }
 
     private static func describe(errno code: Int32) -> String {

@@ -29,19 +29,24 @@ struct CacheStage: Sendable {
         let redactor: Redactor
         /// Whether the call's retry policy sends a request again after `connectionReset` (see
         /// ``isStaleConnection(_:_:)``).
-        var retriesResets = false
+        let retriesResets: Bool
     }
 
     init(
         cache: HTTPCache?, policy: CachePolicy, inflight: InflightRequests?, streams: Bool = false,
-        credentialHeaders: Set<HTTPField.Name> = Redactor.defaultSensitiveHeaderNames, redactor: Redactor? = nil
+        credentialHeaders: Set<HTTPField.Name> = Redactor.defaultSensitiveHeaderNames, redactor: Redactor? = nil,
+        retriesResets: Bool = false
     ) {
         self.cache = cache
         self.policy = policy
         self.inflight = inflight
         self.streams = streams
         self.record =
-            cache == nil ? nil : LockedBox(Record(credentialHeaders: credentialHeaders, redactor: redactor ?? .default))
+            cache == nil
+            ? nil
+            : LockedBox(
+                Record(
+                    credentialHeaders: credentialHeaders, redactor: redactor ?? .default, retriesResets: retriesResets))
     }
 
     /// The request headers other than `Authorization` that partition the cache.
@@ -69,16 +74,16 @@ struct CacheStage: Sendable {
             streams: streamsBody,
             // Read only for a client with a cache: every call builds a stage.
             credentialHeaders: cache == nil ? [] : client.configuration.redactor.sensitiveHeaderNames,
-            redactor: cache == nil ? nil : client.configuration.redactor
+            redactor: cache == nil ? nil : client.configuration.redactor,
+            retriesResets: retryPolicy.map(Self.retriesResets) ?? false
         )
-        // Only a policy whose answer is known here: one with an `errorCondition` decides per call, and the offline
-        // fallback then stays as it was.
-        if let retryPolicy, retryPolicy.maxRetries > 0, retryPolicy.retriesTransportFailures,
-            retryPolicy.errorCondition == nil, retryPolicy.retryableErrors.contains(.connectionReset),
-            retryPolicy.retryableMethods.contains(.get)
-        {
-            record?.withLock { $0.retriesResets = true }
-        }
+    }
+
+    /// Whether `policy` sends a GET again after `connectionReset`. Only a policy whose answer is known here: one with
+    /// an `errorCondition` decides per call, and the offline fallback then stays as it was.
+    private static func retriesResets(_ policy: RetryPolicy) -> Bool {
+        policy.maxRetries > 0 && policy.retriesTransportFailures && policy.errorCondition == nil
+            && policy.retryableErrors.contains(.connectionReset) && policy.retryableMethods.contains(.get)
     }
 
     /// Whether ``send(_:context:over:)`` would only call the transport (no cache, no shared transfers): the pipeline

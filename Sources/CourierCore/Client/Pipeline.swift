@@ -385,10 +385,7 @@ struct Pipeline<R: Request>: Sendable {
         if !streamsBody {
             do {
                 body = try await Self.readBody(of: sent, for: outgoing.head.method, limit: plan.limit)
-            } catch let error as CourierError
-                where sent.head.status.kind != .successful
-                && (error.code == .bodyTooLarge || error.code == .truncatedResponse)
-            {
+            } catch let error as CourierError where BodyReader.keepsStatus(of: sent.head, after: error) {
                 unread = error
             } catch {
                 throw TransferFailure(error: error)

@@ -98,21 +98,13 @@ public struct DownloadParser: StreamingResponseParser {
                 throw Self.fileError(
                     "could not move the download to \(destination.path): \(String(cString: strerror(code)))", nil)
             }
-            Self.synchronizeDirectory(directory.path)
+            synchronizeDirectory(directory.path)
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             if error is CancellationError || error is CourierError { throw error }
             throw Self.fileError("could not write \(destination.path)", error)
         }
         return DownloadedFile(url: destination, byteCount: count)
-    }
-
-    /// Flushes the directory entry of the rename to disk (best effort), so a crash after the download does not lose it.
-    private static func synchronizeDirectory(_ path: String) {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
     }
 
     private static func fileError(_ message: String, _ underlying: (any Error)?) -> CourierError {

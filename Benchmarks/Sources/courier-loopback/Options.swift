@@ -60,6 +60,11 @@ struct Options: Sendable {
     var serveOnly = false
     /// The port for `--serve`; `0` picks a free one.
     var port: Int = 0
+    /// With `--requests N`: instead of the matrix, each client sends exactly N requests one after another, untimed,
+    /// so that an instruction counter (`valgrind --tool=callgrind`) can divide by a known count.
+    var requests: Int?
+    /// With `--requests`: decode each body as JSON.
+    var decodeRequests = false
 
     /// The usage text printed by `--help` and after a bad option.
     static let usage = """
@@ -103,6 +108,10 @@ struct Options: Sendable {
                               also the TLS servers' URLs and their root certificate
           --port P            the port for --serve (default: any free port)
           --cpu N             with --serve: pin the server to CPU N (the child-process server gets it)
+          --requests N        instead of the matrix: each client sends exactly N requests, one at a time,
+                              untimed, and prints nothing else: for an instruction counter, which tells the
+                              cost of one request from two runs with different N (Benchmarks/count-instructions)
+          --decode            with --requests: decode each body as JSON
         """
 
     /// Parses `arguments` (without the executable's name).
@@ -121,6 +130,8 @@ struct Options: Sendable {
             case "--rounds": rounds = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--slices": slices = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--connections": connections = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--requests": requests = Int(try Self.positive(Int(try value()).map(Double.init), option))
+            case "--decode": decodeRequests = true
             case "--scale": scale = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--auth-load": authLoad = Int(try Self.positive(Int(try value()).map(Double.init), option))
             case "--auth-limit":

@@ -229,7 +229,10 @@ extension Redactor {
             // An OAuth implicit or fragment-mode answer (`#access_token=…&state=…`) is form-encoded too.
             collectPairs(text[text.index(after: hash)...], into: &secrets)
         }
-        guard let mark = main.firstIndex(of: "?") else { return }
+        let mark = main.firstIndex(of: "?")
+        let path = main[..<(mark ?? main.endIndex)]
+        for value in sensitivePathParameterValues(in: path) { secrets.insert(path[value]) }
+        guard let mark else { return }
         collectPairs(main[main.index(after: mark)...], into: &secrets)
     }
 

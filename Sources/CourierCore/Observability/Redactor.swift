@@ -22,7 +22,8 @@ public import HTTPTypes
 /// `Sec-WebSocket-Key` are not. Remove a word to stop it.
 ///
 /// In a header whose value is a URL (`Location`, `Content-Location`, `Referer`, `Link`), sensitive query values
-/// and userinfo are redacted too.
+/// and userinfo are redacted too. So are path parameters under a sensitive name, in every URL: the session in
+/// `/cart;jsessionid=1A2B3C`, which a Java servlet container writes into the links it serves a client without cookies.
 public struct Redactor: Hashable, Sendable {
     /// The text that replaces a secret.
     public static let placeholder = "<redacted>"
@@ -265,8 +266,9 @@ public struct Redactor: Hashable, Sendable {
         return request
     }
 
-    /// `path` (with its query) with sensitive query values replaced; in a URL reference with a fragment, the
-    /// fragment's `key=value` pairs too (an OAuth implicit or fragment-mode answer: `#access_token=…&state=…`).
+    /// `path` (with its query) with sensitive query values replaced, and the values of path parameters under the
+    /// same names (`/cart;jsessionid=…`); in a URL reference with a fragment, the fragment's `key=value` pairs too
+    /// (an OAuth implicit or fragment-mode answer: `#access_token=…&state=…`).
     public func redactQuery(inPath path: String) -> String {
         guard let hash = path.firstIndex(of: "#") else { return redactQuery(beforeFragment: Substring(path)) }
         let fragment = path[path.index(after: hash)...]
@@ -275,9 +277,45 @@ public struct Redactor: Hashable, Sendable {
     }
 
     private func redactQuery(beforeFragment path: Substring) -> String {
-        guard let mark = path.firstIndex(of: "?") else { return String(path) }
+        guard let mark = path.firstIndex(of: "?") else { return redactPathParameters(path) }
         let query = path[path.index(after: mark)...]
-        return String(path[...mark]) + redactPairs(query)
+        return redactPathParameters(path[..<mark]) + "?" + redactPairs(query)
+    }
+
+    /// `path` (without its query) with the values of sensitive path parameters replaced: `/cart;jsessionid=…`, the
+    /// session a Java servlet container writes into every URL of a client without cookies, or `;token=…`.
+    private func redactPathParameters(_ path: Substring) -> String {
+        let values = sensitivePathParameterValues(in: path)
+        guard !values.isEmpty else { return String(path) }
+        var result = ""
+        var last = path.startIndex
+        for value in values {
+            result += path[last..<value.lowerBound]
+            result += Self.placeholder
+            last = value.upperBound
+        }
+        result += path[last...]
+        return result
+    }
+
+    /// Where the values of `path`'s parameters under sensitive names are: `;name=value` within a segment (RFC 3986
+    /// section 3.3), up to the next `;` or `/`; `path` holds no query.
+    func sensitivePathParameterValues(in path: Substring) -> [Range<Substring.Index>] {
+        guard path.contains(";") else { return [] }
+        var values: [Range<Substring.Index>] = []
+        var index = path.startIndex
+        while let semicolon = path[index...].firstIndex(of: ";") {
+            let start = path.index(after: semicolon)
+            let end = path[start...].firstIndex { $0 == ";" || $0 == "/" } ?? path.endIndex
+            let parameter = path[start..<end]
+            if let equals = parameter.firstIndex(of: "="),
+                isSensitive(queryKey: String(parameter[..<equals]).removingPercentEncodingForDisplay)
+            {
+                values.append(parameter.index(after: equals)..<end)
+            }
+            index = end
+        }
+        return values
     }
 
     /// A form-encoded string (`a=1&password=x`) with sensitive values replaced.

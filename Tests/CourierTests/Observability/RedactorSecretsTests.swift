@@ -63,6 +63,44 @@ struct RedactorSecretsTests {
         #expect(Redactor.default.displayURL(url) == "https://api.example.com:8443/f?sig=<redacted>&x=1")
     }
 
+    @Test(
+        "path parameters under sensitive names are redacted, in a path, a URL and a Location",
+        arguments: [
+            ("/cart;jsessionid=1A2B3C4D?x=1", "/cart;jsessionid=<redacted>?x=1"),
+            ("/cart;JSESSIONID=1A2B3C4D", "/cart;JSESSIONID=<redacted>"),
+            (
+                "/a;v=1;jsessionid=1A2B3C4D/b;token=t0k3n;page=2",
+                "/a;v=1;jsessionid=<redacted>/b;token=<redacted>;page=2"
+            ),
+            (
+                "https://shop.example.com/cart;jsessionid=1A2B3C4D#top",
+                "https://shop.example.com/cart;jsessionid=<redacted>#top"
+            ),
+            ("/a;b/c;page=2;matrix", "/a;b/c;page=2;matrix"),
+            ("/files/report;v=2.pdf?sig=abcd", "/files/report;v=2.pdf?sig=<redacted>"),
+        ]
+    )
+    func pathParameters(path: String, redacted: String) throws {
+        let redactor = Redactor.default
+        #expect(redactor.redactQuery(inPath: path) == redacted)
+        let fields: HTTPFields = [.location: path]
+        #expect(redactor.redact(fields)[.location] == redacted)
+        let url = try #require(URL(string: "https://shop.example.com/cart;jsessionid=1A2B3C4D?page=2"))
+        #expect(redactor.displayURL(url) == "https://shop.example.com/cart;jsessionid=<redacted>?page=2")
+    }
+
+    @Test("a path parameter's session is among the request's secrets, scrubbed from a transport's message")
+    func pathParameterSecret() {
+        let request = HTTPRequest(
+            method: .get, scheme: "https", authority: "shop.example.com", path: "/cart;jsessionid=1A2B3C4D?page=2")
+        let redactor = Redactor.default
+        let secrets = redactor.secrets(of: request)
+        #expect(secrets.values == ["1A2B3C4D"])
+        #expect(
+            redactor.scrub("could not connect to https://shop.example.com/cart;jsessionid=1A2B3C4D", secrets: secrets)
+                == "could not connect to https://shop.example.com/cart;jsessionid=<redacted>")
+    }
+
     @Test("key=value pairs under sensitive keys are redacted wherever they appear in text")
     func inlinePairs() {
         let redactor = Redactor.default

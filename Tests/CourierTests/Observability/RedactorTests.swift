@@ -94,6 +94,25 @@ struct RedactorTests {
         #expect(line.contains("access_token=<redacted>"))
     }
 
+    @Test("a session in a path parameter (;jsessionid=) reaches no log line, error or cURL, and still goes out")
+    func pathParameterSession() async throws {
+        let capture = DecisionFixtures.LogCapture()
+        let (client, mock) = Fixtures.client { $0.logger = capture.logger(level: .trace) }
+        mock.stub(.get, "/cart;jsessionid=1A2B3C4D5E", with: .json(raw: #"{"error":"gone"}"#, status: 410))
+        let error = try #require(
+            await expectCourierError { try await client.send(Probe(path: "/cart;jsessionid=1A2B3C4D5E")) })
+        let sent = try #require(mock.recordedRequests.first)
+        #expect(sent.head.path == "/cart;jsessionid=1A2B3C4D5E")
+        let outgoing = OutgoingRequest(head: sent.head, body: nil)
+        let outputs = Outputs(logLines: capture.allText, error: error, cURL: outgoing.cURLDescription())
+        #expect(!outputs.logLines.isEmpty)
+        for (place, text) in outputs.texts {
+            #expect(!text.contains("1A2B3C4D5E"), "the session leaked in \(place): \(text)")
+        }
+        #expect(error.request?.path == "/cart;jsessionid=<redacted>")
+        #expect(outputs.cURL.contains("/cart;jsessionid=<redacted>"))
+    }
+
     @Test("a user-registered header and query key are redacted in the error and the log line")
     func userRegisteredKeysThroughClient() async throws {
         var redactor = Redactor.default

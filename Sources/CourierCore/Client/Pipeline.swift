@@ -381,15 +381,9 @@ struct Pipeline<R: Request>: Sendable {
         // status: a 503 whose page is over the limit or cut short is still a 503 (with its `Retry-After`), a 303
         // still a redirect, a 404 still `unacceptableStatus` under a status check. As a transfer failure, the status
         // was lost. When no decision acts on it, the failure is the call's, as before: never an empty success.
-        var unread: CourierError?
+        var unread: (any Error)?
         if !streamsBody {
-            do {
-                body = try await Self.readBody(of: sent, for: outgoing.head.method, limit: plan.limit)
-            } catch let error as CourierError where BodyReader.keepsStatus(of: sent.head, after: error) {
-                unread = error
-            } catch {
-                throw TransferFailure(error: error)
-            }
+            body = try await Self.readBody(of: sent, for: outgoing.head.method, limit: plan.limit, unread: &unread)
         }
         var received = receivedResponse(
             sent, body: body, streamsBody: streamsBody, cacheStage: plan.cacheStage, attempt: attempt, state: state)
@@ -877,10 +871,17 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// Reads the body into memory within `limit`; HEAD, 1xx, 204 and 304 responses have none.
+    ///
+    /// A failure to read it is the transfer's (a ``TransferFailure``), unless the decisions may still act on the
+    /// response's status (`BodyReader.keepsStatus(of:after:)`): that failure goes into `unread`, and the body is empty.
+    /// Here rather than in `settle`: the error's handling made `settle`'s frame larger than the task allocator's slab
+    /// (1,328 bytes), which then freed the slabs a call had used and took one of 11 KiB instead (issue #17).
+    @inline(never)
     private static nonisolated(nonsending) func readBody(
         of response: TransportResponse,
         for method: HTTPRequest.Method,
-        limit: Int
+        limit: Int,
+        unread: inout (any Error)?
     ) async throws -> Data {
         if ResponseFraming.hasNoBody(response.head.status, answering: method) {
             // No body by definition, but the transport's (empty) body is still read to its end: AsyncHTTPClient
@@ -888,7 +889,23 @@ struct Pipeline<R: Request>: Sendable {
             _ = try? await response.body.collect(upTo: limit)
             return Data()
         }
-        return try await response.body.collect(upTo: limit)
+        do {
+            return try await response.body.collect(upTo: limit)
+        } catch {
+            unread = try unreadFailure(error, head: response.head)
+            return Data()
+        }
+    }
+
+    /// `error`, when the decisions may still act on the status of `head` despite it; otherwise throws it as the
+    /// transfer's failure. Synchronous and not inlined: the cast's `CourierError` stays out of `readBody`'s frame
+    /// (448 → 240 bytes), which a call holds while its body is read.
+    @inline(never)
+    private static func unreadFailure(_ error: any Error, head: HTTPResponse) throws -> any Error {
+        guard let failure = error as? CourierError, BodyReader.keepsStatus(of: head, after: failure) else {
+            throw TransferFailure(error: error)
+        }
+        return failure
     }
 }
 

@@ -44,6 +44,13 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     /// The same generated-code path on CourierOpenAPI's `CourierTransport`, over Courier's default pipeline on
     /// ``CourierAsyncHTTPClient/AsyncHTTPClientTransport`` (the same pool size as `openapi-ahc`).
     case openapiCourier = "openapi-courier"
+    /// Courier's default pipeline on a transport that answers at once, without a network (``InstantTransport``): what
+    /// the pipeline alone costs, with no event loop, socket or timer thread to make the count vary from run to run.
+    /// For `Benchmarks/count-instructions --clients courier-instant`; not in the timed matrix by default.
+    case courierInstant = "courier-instant"
+
+    /// The clients the matrix measures when `--clients` does not say.
+    static var matrixDefault: [ClientKind] { allCases.filter { $0 != .courierInstant } }
 
     /// The client a client is compared with (its raw transport, or for `openapi-courier` the official OpenAPI
     /// transport); `nil` for the raw clients themselves.
@@ -52,7 +59,7 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
         case .openapiCourier: .openapiAHC
         case .courierAHC, .openapiAHC: .rawAHC
         case .courierURLSession: .rawURLSession
-        case .rawAHC, .rawAHCIdle, .rawAHCTask, .courierTransport, .rawURLSession: nil
+        case .rawAHC, .rawAHCIdle, .rawAHCTask, .courierTransport, .rawURLSession, .courierInstant: nil
         }
     }
 }
@@ -288,5 +295,18 @@ func makeClient(_ kind: ClientKind, endpoint: ServerHost.Endpoint, connections: 
         return RawURLSessionLoopbackClient(url: tinyURL)
     case .openapiAHC:
         return OpenAPILoopbackClient(baseURL: baseURL, connections: connections, tls: try endpoint.clientTLS())
+    case .courierInstant:
+        return CourierLoopbackClient(client: Client(server: Server(baseURL: baseURL), transport: InstantTransport()))
+    }
+}
+
+/// A transport that answers every request at once with `200` and ``TinyPayload/json``, without a network
+/// (`courier-instant`).
+struct InstantTransport: Transport {
+    let head = HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"])
+    let body = Array(TinyPayload.json.utf8)
+
+    func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
+        TransportResponse(head: head, body: MessageBody(body))
     }
 }

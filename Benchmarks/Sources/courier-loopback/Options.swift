@@ -28,7 +28,7 @@ struct Options: Sendable {
     /// The concurrency levels measured.
     var concurrencies: [Int] = [1, 64]
     /// The clients measured, by ``ClientKind/rawValue``; all of them by default.
-    var clients: [ClientKind] = ClientKind.allCases
+    var clients: [ClientKind] = ClientKind.matrixDefault
     /// Where the server runs: in a child process unless asked otherwise (`--auth-load` needs it in this process).
     var server: ServerMode = .childProcess
     /// Whether `--server-process`, `--server-in-process` or `--url` chose ``server``.
@@ -76,11 +76,13 @@ struct Options: Sendable {
                               seconds/N, so a change in the machine's speed reaches them alike (default 6)
           --concurrency A,B   concurrency levels (default 1,64)
           --clients LIST      any of courier-ahc,raw-ahc,raw-ahc-idle,raw-ahc-task,courier-transport,
-                              courier-urlsession,raw-urlsession,openapi-ahc,openapi-courier (default all);
-                              raw-ahc-idle is raw-ahc with the 60 s read timeout Courier's transport sets by
-                              default, raw-ahc-task is that with each request in a child task of its own, as
-                              Courier runs each call, and courier-transport is Courier's AsyncHTTPClient
-                              transport driven directly, without the pipeline
+                              courier-urlsession,raw-urlsession,openapi-ahc,openapi-courier (default all),
+                              courier-instant; raw-ahc-idle is raw-ahc with the 60 s read timeout Courier's
+                              transport sets by default, raw-ahc-task is that with each request in a child task
+                              of its own, as Courier runs each call, courier-transport is Courier's
+                              AsyncHTTPClient transport driven directly, without the pipeline, and
+                              courier-instant (not in the default list) Courier's pipeline on a transport that
+                              answers at once, without a network: for count-instructions
           --protocols LIST    any of http,https,h2 (default http): plain HTTP/1.1, HTTP/1.1 over TLS, HTTP/2
                               over TLS (ALPN), each against its own embedded server, interleaved in each round;
                               the URLSession clients are measured over http only (no custom CA on Linux)

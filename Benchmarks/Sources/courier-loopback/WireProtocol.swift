@@ -42,7 +42,9 @@ enum WireProtocol: String, CaseIterable, Sendable, Hashable {
     /// server's root is not in the system's store.
     func supports(_ kind: ClientKind) -> Bool {
         switch kind {
-        case .courierAHC, .rawAHC, .rawAHCIdle, .rawAHCTask, .courierTransport, .openapiAHC, .openapiCourier: true
+        case .courierAHC, .rawAHC, .rawAHCIdle, .rawAHCTask, .courierTransport, .openapiAHC, .openapiCourier,
+            .courierInstant:
+            true
         case .courierURLSession, .rawURLSession: !isSecure
         }
     }

@@ -9,29 +9,53 @@ public struct UserAgentAdapter: InPlaceAdapter {
     public let userAgent: String
     /// Whether an existing `User-Agent` is replaced.
     public let replacesExisting: Bool
-    /// Whether `userAgent` passed the header-value check, done once here rather than on every call. A `Bool`, not the
-    /// built field: the adapter then still fits in an existential's inline buffer (three words), where a larger one
-    /// costs an allocation each time the client's adapter list is built (issue #17).
-    private let isValid: Bool
+    /// Whether `userAgent` passed the header-value check, done once here rather than on every call, and whether it is
+    /// ``courier``'s, whose field is built once (`libraryField`). Not the built field itself: the adapter then still
+    /// fits in an existential's inline buffer (three words), where a larger one costs an allocation each time the
+    /// client's adapter list is built (issue #17).
+    private let check: Check
+
+    private enum Check: UInt8 {
+        case invalid, valid, library
+    }
 
     /// Creates a user-agent adapter.
     public init(_ userAgent: String, replacesExisting: Bool = false) {
         self.userAgent = userAgent
         self.replacesExisting = replacesExisting
-        self.isValid = (try? HeaderValidation.validatedValue(userAgent, for: "User-Agent")) != nil
+        let isValid = (try? HeaderValidation.validatedValue(userAgent, for: "User-Agent")) != nil
+        self.check = isValid ? .valid : .invalid
+    }
+
+    /// ``courier``: a valid value, sent as the field built once.
+    private init(library userAgent: String) {
+        self.userAgent = userAgent
+        self.replacesExisting = false
+        self.check = .library
     }
 
     /// `userAgent`.
     public var name: String { "userAgent" }
 
     /// `Courier/<version> (<OS>)`.
-    public static let courier = UserAgentAdapter("Courier/\(CourierLibrary.version) (\(CourierLibrary.platformName))")
+    public static let courier = UserAgentAdapter(
+        library: "Courier/\(CourierLibrary.version) (\(CourierLibrary.platformName))")
+
+    /// ``courier``'s field, built once: building a field checks its value byte by byte, on every call otherwise.
+    private static let libraryField = HTTPField(name: .userAgent, value: courier.userAgent)
 
     /// Sets the header.
     public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
         guard replacesExisting || request.head.headerFields[.userAgent] == nil else { return }
-        request.head.headerFields[.userAgent] =
-            isValid ? userAgent : try HeaderValidation.validatedValue(userAgent, for: "User-Agent")
+        switch check {
+        case .library:
+            // Not replacing: there is no `User-Agent` yet.
+            request.head.headerFields.append(Self.libraryField)
+        case .valid:
+            request.head.headerFields[.userAgent] = userAgent
+        case .invalid:
+            request.head.headerFields[.userAgent] = try HeaderValidation.validatedValue(userAgent, for: "User-Agent")
+        }
     }
 }
 

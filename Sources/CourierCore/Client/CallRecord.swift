@@ -1,6 +1,16 @@
 import Foundation
 import HTTPTypes
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Android)
+    import Android
+#endif
+
 /// What the pipeline knows about a call so far, for errors and the log line.
 struct CallRecord: Sendable {
     init(events: CallEvents? = nil) { self.events = events }
@@ -149,6 +159,65 @@ struct CallRecord: Sendable {
         case .cache, .transport: .transportFailed
         case .decide: .decisionFailed
         case .parse: .decodingFailed
+        }
+    }
+}
+
+/// A call's ``CallRecord``, locked only when more than the call's own task can reach it.
+///
+/// A call without a deadline and without a live body is one task: every step that reads or writes its record runs in
+/// turn, in the task that runs the call, so the accesses are ordered without a lock (issue #17: about twenty lock and
+/// unlock pairs per call). A deadline runs the attempts in a task of their own while the caller may read the record
+/// (``Pipeline``'s `withDeadline`), and a live body's lease updates it from whichever task reads or drops the body:
+/// those records are `isShared`, and every access takes the lock.
+struct CallState: @unchecked Sendable {
+    // `@unchecked Sendable` is sound: the only stored property is the storage reference, and the record is only read
+    // or written inside `withLock`, which holds the lock for a shared record. An unshared one is made for a call
+    // whose accesses all happen in one task (`Pipeline.begin()` decides, from the call's deadline and response type,
+    // before anything else can reach it), which the task's own ordering keeps exclusive. No reference to the record
+    // escapes the closure.
+    private let storage: Storage
+
+    /// A state for `record`, with a lock when `isShared`. One allocation either way.
+    static func make(_ record: CallRecord, isShared: Bool) -> CallState {
+        CallState(storage: Storage.make(record, isShared: isShared))
+    }
+
+    /// Runs `body` with exclusive access to the record.
+    func withLock<Result>(_ body: (inout CallRecord) throws -> Result) rethrows -> Result {
+        try storage.withLock(body)
+    }
+
+    struct Header {
+        var record: CallRecord
+        let isShared: Bool
+    }
+
+    /// The record (the header) and, for a shared one, the platform's lock (the single element), in one allocation.
+    final class Storage: ManagedBuffer<Header, PlatformLock.Primitive> {
+        static func make(_ record: CallRecord, isShared: Bool) -> Storage {
+            let buffer = create(minimumCapacity: 1) { _ in Header(record: record, isShared: isShared) }
+            let storage = unsafeDowncast(buffer, to: Storage.self)
+            if isShared {
+                storage.withUnsafeMutablePointerToElements { PlatformLock.initialize($0) }
+            }
+            return storage
+        }
+
+        func withLock<Result>(_ body: (inout CallRecord) throws -> Result) rethrows -> Result {
+            try withUnsafeMutablePointers { header, lock in
+                guard header.pointee.isShared else { return try body(&header.pointee.record) }
+                PlatformLock.lock(lock)
+                defer { PlatformLock.unlock(lock) }
+                return try body(&header.pointee.record)
+            }
+        }
+
+        deinit {
+            // The header (the record) is a stored property, destroyed with the object; the lock is an element.
+            withUnsafeMutablePointers { header, lock in
+                if header.pointee.isShared { PlatformLock.destroy(lock) }
+            }
         }
     }
 }

@@ -62,7 +62,7 @@ struct Pipeline<R: Request>: Sendable {
 
     @inline(never)
     private func exchange(
-        _ value: R.Response, start: Moment, state: LockedBox<CallRecord>
+        _ value: R.Response, start: Moment, state: CallState
     ) -> Exchange<R.Response> {
         let record = state.withLock { $0 }
         return Exchange(
@@ -79,16 +79,18 @@ struct Pipeline<R: Request>: Sendable {
 
     /// The call's start: its clock, its record, the activity tracker's count and the `started` event.
     @inline(never)
-    private func begin() -> (Moment, LockedBox<CallRecord>) {
+    private func begin() -> (Moment, CallState) {
         let start = Moment.now
-        let state = LockedBox(CallRecord(events: events))
+        // Locked when another task can reach the record: the attempts' task under a deadline, a live body's lease.
+        let isShared = Self.isLive || (request.timeout ?? configuration.timeout) != nil
+        let state = CallState.make(CallRecord(events: events), isShared: isShared)
         configuration.activity?.begin()
         events?.emitStarted()
         return (start, state)
     }
 
     /// The call itself, under its deadline when it has one.
-    private nonisolated(nonsending) func call(start: Moment, state: LockedBox<CallRecord>) async throws
+    private nonisolated(nonsending) func call(start: Moment, state: CallState) async throws
         -> R.Response
     {
         if let timeout = request.timeout ?? configuration.timeout {
@@ -100,8 +102,18 @@ struct Pipeline<R: Request>: Sendable {
     /// The call's success: its log line and `finished` event, or for a live response a lease that sends them when
     /// the body ends.
     @inline(never)
-    private func end(_ value: R.Response, start: Moment, state: LockedBox<CallRecord>) -> R.Response {
-        if Self.isLive, let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
+    private func end(_ value: R.Response, start: Moment, state: CallState) -> R.Response {
+        if Self.isLive { return endLive(value, start: start, state: state) }
+        _ = CallClosing.close(state, start: start, error: nil, client: client)
+        configuration.activity?.end()
+        return value
+    }
+
+    /// ``end(_:start:state:)`` for a ``LiveResponse``. A function of its own: the optional the cast makes is then
+    /// in this frame only, and `end` looks up no optional type for the other calls (issue #17).
+    @inline(never)
+    private func endLive(_ value: R.Response, start: Moment, state: CallState) -> R.Response {
+        if let live = value as? LiveResponse, let open = keepOpen(live, start: start, state: state) {
             return open  // the activity count ends with the body
         }
         _ = CallClosing.close(state, start: start, error: nil, client: client)
@@ -111,7 +123,7 @@ struct Pipeline<R: Request>: Sendable {
 
     /// The call's failure: the error as the caller gets it, logged and sent as the `failed` event.
     @inline(never)
-    private func end(_ error: any Error, start: Moment, state: LockedBox<CallRecord>) -> any Error {
+    private func end(_ error: any Error, start: Moment, state: CallState) -> any Error {
         if let credentials = request as? any CredentialBody {
             // Only on failure: the cast is a conformance lookup, which a successful call does not need.
             state.withLock { $0.bodySecrets = credentials.bodySecrets }
@@ -130,7 +142,7 @@ struct Pipeline<R: Request>: Sendable {
     /// `live` with a lease that ends the call when its body ends: the log line, the `finished` or `failed` event
     /// (with the bytes read) and the activity tracker's count wait for it.
     private func keepOpen(
-        _ live: LiveResponse, start: Moment, state: LockedBox<CallRecord>
+        _ live: LiveResponse, start: Moment, state: CallState
     ) -> R.Response? {
         // The lease holds the client alone (one reference), and reads its configuration through it: a captured copy
         // of the configuration, or of the pipeline and its request, was copied and destroyed for every live call
@@ -156,7 +168,7 @@ struct Pipeline<R: Request>: Sendable {
     private nonisolated(nonsending) func withDeadline(
         _ timeout: Duration,
         start: Moment,
-        state: LockedBox<CallRecord>
+        state: CallState
     ) async throws -> R.Response {
         let deadline = start.advanced(by: timeout)
         let race = DeadlineRace<R.Response>()
@@ -230,7 +242,7 @@ struct Pipeline<R: Request>: Sendable {
     /// waits for its transport. So the steps around that wait are functions of their own, whose frames exist only
     /// while they run: `prepare` before it, `settle` (body, decisions, parse) after it. Issue #17: with the steps
     /// inlined this frame was 2,992 bytes; now 880, and a call waiting in the transport holds 2 KiB less.
-    private nonisolated(nonsending) func attempts(deadline: Moment?, state: LockedBox<CallRecord>)
+    private nonisolated(nonsending) func attempts(deadline: Moment?, state: CallState)
         async throws -> R.Response
     {
         let plan = try plan()
@@ -257,24 +269,23 @@ struct Pipeline<R: Request>: Sendable {
                 stripsCredentials: credentialsStripped,
                 state: state
             )
-            var restart: Restart?
+            // A restart comes as a thrown `Restart` (rare: a redirect, a retry, a refresh), so that the value
+            // is returned straight through: an optional or enum result would put the response, whatever its type's
+            // size, in this frame, and have the frame look up the optional's type (a metadata lookup per call).
+            let restart: Restart
             do {
                 let sent = try await send(outgoing, plan: plan, attempt: attempt, deadline: deadline, state: state)
-                if let value = try await settle(
+                return try await settle(
                     sent, outgoing: outgoing, plan: plan, decisions: decisions, attempt: attempt, restarts: restarts,
-                    deadline: deadline, slot: slot, restart: &restart, state: state)
-                {
-                    return value
-                }
+                    deadline: deadline, slot: slot, state: state)
+            } catch let signal as Restart {
+                restart = signal
             } catch let failure as TransferFailure {
                 slot?.release()
-                try await recover(
+                restart = try await recover(
                     from: failure.error, outgoing: outgoing, decisions: decisions, attempt: attempt,
-                    restarts: restarts, deadline: deadline, restart: &restart, state: state)
+                    restarts: restarts, deadline: deadline, state: state)
             }
-            // Not input from outside: `settle` and `recover` return without a value only after setting `restart` (an
-            // enum result would put the response, whatever its type's size, in this frame several times over).
-            guard let restart else { preconditionFailure("settle returned neither a value nor a restart") }
             if let target = restart.target {
                 redirection = target
                 credentialsStripped = credentialsStripped || target.stripsCredentials
@@ -285,32 +296,21 @@ struct Pipeline<R: Request>: Sendable {
         }
     }
 
-    /// What every attempt of the call uses, worked out once before the first.
-    private struct Plan {
-        let decisions: [any Decision]
-        let server: Server
-        let base: RequestResolver.Base
-        let limit: Int
-        let streamingParser: (any StreamingResponseParser<R.Response>)?
-        let cacheStage: CacheStage
-        let limiter: ConcurrencyLimiter?
-    }
-
     /// The call's ``Plan``. Not inlined: the temporaries of reading the request's properties (specialized for each
     /// request type) stay on the thread's stack, out of `attempts`' async frame.
     @inline(never)
     private func plan() throws -> Plan {
         let (server, base) = try client.server(for: request)
-        let streamingParser = request.parser.streamingParser
+        let streamsParse = request.parser.streamingParser != nil
         let decisions = Self.decisionChain(for: request, client: client)
         return Plan(
             decisions: decisions,
             server: server,
             base: base,
             limit: request.maxResponseBodySize ?? configuration.maxResponseBodySize,
-            streamingParser: streamingParser,
+            streamsParse: streamsParse,
             cacheStage: CacheStage(
-                client: client, policy: request.cachePolicy, streamsBody: streamingParser != nil,
+                client: client, policy: request.cachePolicy, streamsBody: streamsParse,
                 // Only the cache asks (the offline fallback); finding it costs a call a malloc (the cast).
                 retryPolicy: configuration.cache == nil ? nil : Self.recoveryPolicy(in: decisions)),
             limiter: request.lane == .standard ? client.limiter : nil
@@ -323,12 +323,6 @@ struct Pipeline<R: Request>: Sendable {
         (decisions.first { $0 is any TransportFailureDecision } as? RetryDecision)?.policy
     }
 
-    /// A decision's restart: the next attempt's decisions, and where a redirection goes.
-    private struct Restart {
-        let next: [any Decision]
-        let target: Redirection?
-    }
-
     /// Sends `outgoing` (through the cache stage when the client has one). Its frame, which the call keeps while it
     /// waits, holds little more than the transport's context.
     @inline(never)
@@ -337,7 +331,7 @@ struct Pipeline<R: Request>: Sendable {
         plan: Plan,
         attempt: Int,
         deadline: Moment?,
-        state: LockedBox<CallRecord>
+        state: CallState
     ) async throws -> TransportResponse {
         // A call cancelled while its last adapter ran (by its caller, its deadline or `cancelAll`) sends nothing: a
         // transport may not look before it writes.
@@ -359,7 +353,8 @@ struct Pipeline<R: Request>: Sendable {
     /// parse. Gives `slot` back when the decisions end. The body's failure is a ``TransferFailure``, which the retry
     /// policy may recover from.
     ///
-    /// - Returns: The call's value; or `nil`, with `restart` set, when a decision restarts the call.
+    /// - Returns: The call's value.
+    /// - Throws: ``Restart`` when a decision restarts the call; a ``TransferFailure`` when the body cannot be read.
     @inline(never)
     private nonisolated(nonsending) func settle(
         _ sent: TransportResponse,
@@ -370,12 +365,11 @@ struct Pipeline<R: Request>: Sendable {
         restarts: Int,
         deadline: Moment?,
         slot: Slot?,
-        restart: inout Restart?,
-        state: LockedBox<CallRecord>
-    ) async throws -> R.Response? {
+        state: CallState
+    ) async throws -> R.Response {
         let sent = observe(sent, attempt: attempt, state: state)
         // The body is read here unless the parser streams it; failing to read it is the transfer's failure.
-        let streamsBody = plan.streamingParser != nil && sent.head.status.kind == .successful
+        let streamsBody = plan.streamsParse && sent.head.status.kind == .successful
         var body = Data()
         // The failure to read the body of a response that is not a success, when the decisions may still act on its
         // status: a 503 whose page is over the limit or cut short is still a 503 (with its `Retry-After`), a 303
@@ -397,21 +391,26 @@ struct Pipeline<R: Request>: Sendable {
         // call is signed (so that call waits for the new token instead of carrying the rejected one). A body the
         // parser streams within the call (a download) keeps it until it is read, as its connection stays busy; a
         // live response's body is read after the call, by the caller.
-        if case .restart(let next, let target) = verdict {
-            slot?.release()
-            restart = Restart(next: next, target: target)
-            return nil
-        }
+        try Self.restartIfAsked(by: verdict, slot: slot)
         if let unread { throw TransferFailure(error: unread) }
         if !streamsBody || Self.isLive { slot?.release() }
         return try await parse(
-            received, sent: sent, streamsBody: streamsBody, streamingParser: plan.streamingParser, outgoing: outgoing,
+            received, sent: sent, streamsBody: streamsBody, streamsParse: plan.streamsParse, outgoing: outgoing,
             attempt: attempt, state: state)
+    }
+
+    /// Throws the ``Restart`` `verdict` asks for, after giving `slot` back. Synchronous and not inlined: the restart's
+    /// decisions and target stay out of `settle`'s frame (800 bytes with them, 704 without).
+    @inline(never)
+    private static func restartIfAsked(by verdict: DecisionAction?, slot: Slot?) throws {
+        guard case .restart(let next, let target) = verdict else { return }
+        slot?.release()
+        throw Restart(next: next, target: target)
     }
 
     /// Records the response head and has the body report download progress when the call has a progress handler.
     @inline(never)
-    private func observe(_ sent: TransportResponse, attempt: Int, state: LockedBox<CallRecord>) -> TransportResponse {
+    private func observe(_ sent: TransportResponse, attempt: Int, state: CallState) -> TransportResponse {
         state.withLock {
             $0.response = sent.head
             $0.negotiatedProtocol = sent.negotiatedProtocol
@@ -430,7 +429,7 @@ struct Pipeline<R: Request>: Sendable {
     @inline(never)
     private func receivedResponse(
         _ sent: TransportResponse, body: Data, streamsBody: Bool, cacheStage: CacheStage, attempt: Int,
-        state: LockedBox<CallRecord>
+        state: CallState
     ) -> ReceivedResponse {
         let received = ReceivedResponse(
             head: sent.head, body: body, cacheStatus: cacheStage.status, negotiatedProtocol: sent.negotiatedProtocol)
@@ -451,8 +450,8 @@ struct Pipeline<R: Request>: Sendable {
     /// keeps while it waits for its answer, and it runs only after the wait, in the task allocator's slabs the
     /// transport freed.
     ///
-    /// Sets `restart`, which `attempts` then checks like a restart after a response (``checkRestart(_:of:redirection:)``);
-    /// throws `error` when nothing restarts the call, or a `.fail` action's error.
+    /// Returns the restart, which `attempts` then checks like a restart after a response
+    /// (``checkRestart(_:of:redirection:)``); throws `error` when nothing restarts the call, or a `.fail` action's error.
     @inline(never)
     private nonisolated(nonsending) func recover(
         from error: any Error,
@@ -461,9 +460,8 @@ struct Pipeline<R: Request>: Sendable {
         attempt: Int,
         restarts: Int,
         deadline: Moment?,
-        restart: inout Restart?,
-        state: LockedBox<CallRecord>
-    ) async throws {
+        state: CallState
+    ) async throws -> Restart {
         reportTransferFailure(error, attempt: attempt, state: state)
         guard !(error is CancellationError), !Task.isCancelled,
             let index = decisions.firstIndex(where: { $0 is any TransportFailureDecision }),
@@ -476,7 +474,7 @@ struct Pipeline<R: Request>: Sendable {
         case .restart(let next, let target)?:
             state.withLock { $0.record(.decision, recovering.name, .restarted, attempt: attempt) }
             guard restarts + 1 <= configuration.maxRestarts else { throw error }
-            restart = Restart(next: next, target: target)
+            return Restart(next: next, target: target)
         case .fail(let replacement)?:
             state.withLock {
                 $0.stage = .decide
@@ -492,7 +490,7 @@ struct Pipeline<R: Request>: Sendable {
     /// Tells the monitors the attempt failed without a response (``CourierEvent/Kind/transferFailed(error:)``), the
     /// error redacted as the caller would see it. Not inlined: only a failed attempt pays for it, in its own frame.
     @inline(never)
-    private func reportTransferFailure(_ error: any Error, attempt: Int, state: LockedBox<CallRecord>) {
+    private func reportTransferFailure(_ error: any Error, attempt: Int, state: CallState) {
         guard !(error is CancellationError) else { return }
         state.withLock { record in
             guard let events = record.events else { return }
@@ -540,16 +538,18 @@ struct Pipeline<R: Request>: Sendable {
         _ received: ReceivedResponse,
         sent: TransportResponse,
         streamsBody: Bool,
-        streamingParser: (any StreamingResponseParser<R.Response>)?,
+        streamsParse: Bool,
         outgoing: OutgoingRequest,
         attempt: Int,
-        state: LockedBox<CallRecord>
+        state: CallState
     ) async throws -> R.Response {
         state.withLock { $0.stage = .parse }
         let value: R.Response
         let parseContext = ParseContext(request: outgoing.head, jsonDecoder: configuration.jsonDecoder)
         do {
-            if let streamingParser {
+            // Asked again rather than kept in the plan: the plan then has no type of the request's in it, and the
+            // call looks up no type for it (issue #17).
+            if streamsParse, let streamingParser = request.parser.streamingParser {
                 let body = streamsBody ? sent.body : MessageBody(received.body)
                 value = try await streamingParser.parse(received.head, body: body, context: parseContext)
             } else {
@@ -615,7 +615,7 @@ struct Pipeline<R: Request>: Sendable {
         attempt: Int,
         redirection: Redirection?,
         stripsCredentials: Bool,
-        state: LockedBox<CallRecord>
+        state: CallState
     ) async throws -> OutgoingRequest {
         state.withLock { $0.stage = .resolve }
         var outgoing: OutgoingRequest
@@ -715,7 +715,7 @@ struct Pipeline<R: Request>: Sendable {
     @inline(never)
     private static func validate(
         _ outgoing: inout OutgoingRequest, cleartextPolicy: CleartextPolicy, base: RequestResolver.Base,
-        state: LockedBox<CallRecord>
+        state: CallState
     ) throws {
         do {
             try RequestValidator.validate(&outgoing, cleartextPolicy: cleartextPolicy, base: base)
@@ -734,7 +734,7 @@ struct Pipeline<R: Request>: Sendable {
     /// (a digest) finds no body to derive it from.
     @inline(never)
     private static func follow(
-        _ redirection: Redirection, to outgoing: inout OutgoingRequest, state: LockedBox<CallRecord>
+        _ redirection: Redirection, to outgoing: inout OutgoingRequest, state: CallState
     ) {
         let head = outgoing.head
         outgoing.head.method = redirection.method
@@ -754,7 +754,7 @@ struct Pipeline<R: Request>: Sendable {
         _ outgoing: inout OutgoingRequest,
         with adapter: any RequestAdapter,
         context: AdapterContext,
-        state: LockedBox<CallRecord>
+        state: CallState
     ) async throws {
         if Task.isCancelled {
             let head = outgoing.head
@@ -792,7 +792,7 @@ struct Pipeline<R: Request>: Sendable {
         restarts: Int,
         deadline: Moment?,
         slot: Slot?,
-        state: LockedBox<CallRecord>
+        state: CallState
     ) async throws -> DecisionAction? {
         var index = 0
         // One context for the whole chain, with its index moved along: building one per decision copied the
@@ -918,7 +918,7 @@ enum CallClosing {
     /// A success copies the record only for a log line the logger writes (issue #17); a failure copies it once, to
     /// finalize its error.
     static func close(
-        _ state: LockedBox<CallRecord>, start: Moment, error: (any Error)?, client: Client
+        _ state: CallState, start: Moment, error: (any Error)?, client: Client
     ) -> (any Error)? {
         guard let error else {
             log(state.withLock { $0 }, start: start, error: nil, client: client)
@@ -951,6 +951,26 @@ enum CallClosing {
     }
 }
 
+/// What every attempt of a call uses, worked out once before the first (``Pipeline``'s `plan()`). Not nested in the
+/// generic `Pipeline`: a nested type is generic too, and every call looked its type up (issue #17).
+private struct Plan {
+    let decisions: [any Decision]
+    let server: Server
+    let base: RequestResolver.Base
+    let limit: Int
+    /// Whether the request's parser streams the body (``ResponseParser/streamingParser``).
+    let streamsParse: Bool
+    let cacheStage: CacheStage
+    let limiter: ConcurrencyLimiter?
+}
+
+/// A decision's restart: the next attempt's decisions, and where a redirection goes. Thrown from `settle` to
+/// `attempts` (never further), so that the call's value returns without an optional around it.
+private struct Restart: Error {
+    let next: [any Decision]
+    let target: Redirection?
+}
+
 /// A failure of an attempt's transfer itself (the send, or reading the body), which the retry policy may recover
 /// from; failures of the decisions and the parser are the call's.
 private struct TransferFailure: Error {
@@ -967,7 +987,7 @@ final class Slot: Sendable {
 
     /// Waits for a slot of `limiter`; `state` says meanwhile that the call is queued (a deadline that passes then
     /// says so: nothing was sent).
-    init(limiter: ConcurrencyLimiter?, state: LockedBox<CallRecord>) async throws {
+    init(limiter: ConcurrencyLimiter?, state: CallState) async throws {
         if let limiter {
             state.withLock { $0.isQueued = true }
             defer { state.withLock { $0.isQueued = false } }

@@ -30,49 +30,71 @@ package struct LockedBox<Value>: @unchecked Sendable {
         try storage.withLock(body)
     }
 
+    /// The value (the header) and the lock (the single element), in one allocation.
+    final class Storage: ManagedBuffer<Value, PlatformLock.Primitive> {
+        static func create(_ value: Value) -> Storage {
+            let buffer = Storage.create(minimumCapacity: 1) { _ in value }
+            let storage = unsafeDowncast(buffer, to: Storage.self)
+            storage.withUnsafeMutablePointerToElements { PlatformLock.initialize($0) }
+            return storage
+        }
+
+        func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+            try withUnsafeMutablePointers { value, lock in
+                PlatformLock.lock(lock)
+                defer { PlatformLock.unlock(lock) }
+                return try body(&value.pointee)
+            }
+        }
+
+        deinit {
+            withUnsafeMutablePointerToElements { PlatformLock.destroy($0) }
+        }
+    }
+}
+
+/// The platform's lock (`os_unfair_lock` on Apple platforms, a `pthread_mutex_t` elsewhere), kept in place in an
+/// object's memory (a `ManagedBuffer`'s element), which is what makes it safe to use: a Swift variable of a C lock
+/// type may be moved. For ``LockedBox`` and `CallState`.
+enum PlatformLock {
     #if canImport(Darwin)
         typealias Primitive = os_unfair_lock
     #else
         typealias Primitive = pthread_mutex_t
     #endif
 
-    /// The value (the header) and the lock (the single element), in one allocation.
-    final class Storage: ManagedBuffer<Value, Primitive> {
-        static func create(_ value: Value) -> Storage {
-            let buffer = Storage.create(minimumCapacity: 1) { _ in value }
-            let storage = unsafeDowncast(buffer, to: Storage.self)
-            storage.withUnsafeMutablePointerToElements { lock in
-                #if canImport(Darwin)
-                    lock.initialize(to: os_unfair_lock())
-                #else
-                    lock.initialize(to: pthread_mutex_t())
-                    let result = pthread_mutex_init(lock, nil)
-                    precondition(result == 0, "pthread_mutex_init failed: \(result)")
-                #endif
-            }
-            return storage
-        }
+    /// Initializes the uninitialized memory at `lock` as an unlocked lock.
+    static func initialize(_ lock: UnsafeMutablePointer<Primitive>) {
+        #if canImport(Darwin)
+            lock.initialize(to: os_unfair_lock())
+        #else
+            lock.initialize(to: pthread_mutex_t())
+            let result = pthread_mutex_init(lock, nil)
+            precondition(result == 0, "pthread_mutex_init failed: \(result)")
+        #endif
+    }
 
-        func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-            try withUnsafeMutablePointers { value, lock in
-                #if canImport(Darwin)
-                    os_unfair_lock_lock(lock)
-                    defer { os_unfair_lock_unlock(lock) }
-                #else
-                    pthread_mutex_lock(lock)
-                    defer { pthread_mutex_unlock(lock) }
-                #endif
-                return try body(&value.pointee)
-            }
-        }
+    static func lock(_ lock: UnsafeMutablePointer<Primitive>) {
+        #if canImport(Darwin)
+            os_unfair_lock_lock(lock)
+        #else
+            pthread_mutex_lock(lock)
+        #endif
+    }
 
-        deinit {
-            withUnsafeMutablePointerToElements { lock in
-                #if !canImport(Darwin)
-                    pthread_mutex_destroy(lock)
-                #endif
-                lock.deinitialize(count: 1)
-            }
-        }
+    static func unlock(_ lock: UnsafeMutablePointer<Primitive>) {
+        #if canImport(Darwin)
+            os_unfair_lock_unlock(lock)
+        #else
+            pthread_mutex_unlock(lock)
+        #endif
+    }
+
+    /// Destroys the (unlocked) lock at `lock`, leaving its memory uninitialized.
+    static func destroy(_ lock: UnsafeMutablePointer<Primitive>) {
+        #if !canImport(Darwin)
+            pthread_mutex_destroy(lock)
+        #endif
+        lock.deinitialize(count: 1)
     }
 }

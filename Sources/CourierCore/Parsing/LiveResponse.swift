@@ -159,10 +159,10 @@ extension Request where Response == LiveResponse {
 /// live call (issue #17).
 final class StreamLease: Sendable {
     private let client: Client
-    private let record: LockedBox<CallRecord>
+    private let record: CallState
     private let start: Moment
 
-    init(client: Client, record: LockedBox<CallRecord>, start: Moment) {
+    init(client: Client, record: CallState, start: Moment) {
         self.client = client
         self.record = record
         self.start = start

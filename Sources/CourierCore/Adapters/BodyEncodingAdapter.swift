@@ -5,7 +5,7 @@ import HTTPTypes
 ///
 /// JSON bodies use the client's encoder unless the body names one; form bodies use the client's form encoder.
 /// A `Content-Type` the request sets in its headers later wins over the one set here.
-public struct BodyEncodingAdapter: InPlaceAdapter {
+public struct BodyEncodingAdapter: SynchronousAdapter {
     /// The body to encode.
     public let body: RequestBody
 
@@ -16,7 +16,7 @@ public struct BodyEncodingAdapter: InPlaceAdapter {
     public var name: String { "body" }
 
     /// Encodes the body.
-    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+    package func adaptNow(_ request: inout OutgoingRequest, context: AdapterContext) throws {
         let contentType: String?
         do {
             switch body.kind {
@@ -30,7 +30,7 @@ public struct BodyEncodingAdapter: InPlaceAdapter {
                 request.body = bytes
                 contentType = type
             case .deferred(let make):
-                return try await BodyEncodingAdapter(try make()).adapt(&request, context: context)
+                return try BodyEncodingAdapter(try make()).adaptNow(&request, context: context)
             }
         } catch let error as CourierError {
             throw error

@@ -4,7 +4,7 @@ import HTTPTypes
 ///
 /// Names and values are validated first: a value with CR, LF, NUL or another control character, or a name that
 /// is not an RFC 9110 token, throws ``CourierError/Code/invalidHeader`` and nothing is sent.
-public struct HeadersAdapter: InPlaceAdapter {
+public struct HeadersAdapter: SynchronousAdapter {
     /// The fields to set.
     public let headers: RequestHeaders
 
@@ -18,7 +18,7 @@ public struct HeadersAdapter: InPlaceAdapter {
     /// (a multipart body's parts are framed by it, and a new one is drawn for every attempt, so the caller cannot
     /// know it): `"Content-Type": "multipart/form-data"` next to a multipart body, as code ported from other
     /// libraries writes it, would otherwise send a body no server can split.
-    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+    package func adaptNow(_ request: inout OutgoingRequest, context: AdapterContext) throws {
         // The length first: most names are not 12 bytes, and their comparison then lowercases nothing.
         guard headers.contains(where: { $0.name.utf8.count == 12 && $0.name.lowercased() == "content-type" }) else {
             return try HeaderValidation.apply(headers, to: &request.head.headerFields)

@@ -1,7 +1,7 @@
 public import HTTPTypes
 
 /// Sets the request method.
-public struct MethodAdapter: InPlaceAdapter {
+public struct MethodAdapter: SynchronousAdapter {
     /// The method to set.
     public let method: HTTPRequest.Method
 
@@ -12,7 +12,7 @@ public struct MethodAdapter: InPlaceAdapter {
     public var name: String { "method" }
 
     /// Sets the method.
-    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+    package func adaptNow(_ request: inout OutgoingRequest, context: AdapterContext) throws {
         // Setting an equal method would still build a new pseudo-header field.
         if request.head.method != method { request.head.method = method }
     }

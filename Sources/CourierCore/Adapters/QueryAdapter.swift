@@ -6,7 +6,7 @@ import HTTPTypes
 ///
 /// Values are percent-encoded per RFC 3986: only unreserved characters stay literal, so `+`, `;`, `&`, `=` and
 /// space reach the server as `%2B`, `%3B`, `%26`, `%3D` and `%20`.
-public struct QueryAdapter: InPlaceAdapter {
+public struct QueryAdapter: SynchronousAdapter {
     /// The parameters.
     public let parameters: Parameters
     /// An encoder for this request only; `nil` uses the client's ``AdapterContext/queryEncoder``.
@@ -23,7 +23,7 @@ public struct QueryAdapter: InPlaceAdapter {
 
     /// Appends the encoded parameters to the path, after any query already there, leaving out a pair that query
     /// already has as many times as it has it.
-    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+    package func adaptNow(_ request: inout OutgoingRequest, context: AdapterContext) throws {
         let query: String
         do {
             query = try (encoder ?? context.queryEncoder).encode(parameters)

@@ -46,9 +46,21 @@ public protocol RequestAdapter: Sendable {
     ///   - context: The attempt, server, coders and authentication requirement of this call.
     /// - Throws: ``CourierError`` (or any error, which Courier wraps) when the request cannot be adapted.
     func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws
+
+    /// Not API: Courier's own adapters whose work never waits shape the request here, synchronously, and return
+    /// `true`; every other adapter keeps the default, which does nothing and returns `false`, and is run with
+    /// its `async` `adapt(_:context:)`. An asynchronous call through the protocol costs a call a frame from its task's
+    /// allocator and two look-ups of the current task (issue #17); a dynamic cast to find out instead copied a large
+    /// adapter into a new box (a `malloc`).
+    func _adaptWithoutWaiting(_ request: inout OutgoingRequest, context: AdapterContext) throws -> Bool
 }
 
 extension RequestAdapter {
+    /// `false`: the adapter runs with `adapt(_:context:)`.
+    public func _adaptWithoutWaiting(_ request: inout OutgoingRequest, context: AdapterContext) throws -> Bool {
+        false
+    }
+
     /// Calls the by-value `adapt(_:context:)` and stores its result in `request`.
     public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
         request = try await adapt(request, context: context)
@@ -65,6 +77,28 @@ extension InPlaceAdapter {
         var request = request
         try await adapt(&request, context: context)
         return request
+    }
+}
+
+/// An adapter whose work never waits (Courier's method, query, body, headers and user-agent adapters): the pipeline
+/// runs its ``adaptNow(_:context:)`` directly, without an asynchronous call through the protocol (each such call
+/// costs a frame from the task's allocator and looks the current task up; issue #17). Its `async` `adapt` runs the
+/// same code.
+package protocol SynchronousAdapter: InPlaceAdapter {
+    /// Shapes `request` in place, without waiting.
+    func adaptNow(_ request: inout OutgoingRequest, context: AdapterContext) throws
+}
+
+extension SynchronousAdapter {
+    /// Runs ``adaptNow(_:context:)``.
+    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+        try adaptNow(&request, context: context)
+    }
+
+    /// Runs ``adaptNow(_:context:)``; `true`.
+    public func _adaptWithoutWaiting(_ request: inout OutgoingRequest, context: AdapterContext) throws -> Bool {
+        try adaptNow(&request, context: context)
+        return true
     }
 }
 

@@ -4,7 +4,7 @@ import HTTPTypes
 ///
 /// The client runs ``UserAgentAdapter/courier`` by default, so every request names the library; a request or a
 /// client adapter that sets its own `User-Agent` earlier wins.
-public struct UserAgentAdapter: InPlaceAdapter {
+public struct UserAgentAdapter: SynchronousAdapter {
     /// The value to send.
     public let userAgent: String
     /// Whether an existing `User-Agent` is replaced.
@@ -45,7 +45,7 @@ public struct UserAgentAdapter: InPlaceAdapter {
     private static let libraryField = HTTPField(name: .userAgent, value: courier.userAgent)
 
     /// Sets the header.
-    public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
+    package func adaptNow(_ request: inout OutgoingRequest, context: AdapterContext) throws {
         guard replacesExisting || request.head.headerFields[.userAgent] == nil else { return }
         switch check {
         case .library:

@@ -634,10 +634,10 @@ struct Pipeline<R: Request>: Sendable {
         // The request's adapters, then the client's, without building a third array. After a redirect, each one
         // sees the request as it will be sent (see `CallRecord.redirect`).
         for adapter in request.adapters {
-            try await adapt(&outgoing, with: adapter, context: context, state: state)
+            try await run(adapter, on: &outgoing, context: context, state: state)
         }
         for adapter in configuration.adapters {
-            try await adapt(&outgoing, with: adapter, context: context, state: state)
+            try await run(adapter, on: &outgoing, context: context, state: state)
         }
         if stripsCredentials {
             RequestResolver.stripCredentials(from: &outgoing.head.headerFields, redactor: configuration.redactor)
@@ -749,31 +749,53 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also
-    /// gets the request as adapted so far.
-    private nonisolated(nonsending) func adapt(
-        _ outgoing: inout OutgoingRequest,
-        with adapter: any RequestAdapter,
+    /// gets the request as adapted so far. An adapter that never waits (`SynchronousAdapter`) runs without an
+    /// asynchronous call through the protocol.
+    private nonisolated(nonsending) func run(
+        _ adapter: any RequestAdapter,
+        on outgoing: inout OutgoingRequest,
         context: AdapterContext,
         state: CallState
     ) async throws {
-        if Task.isCancelled {
-            let head = outgoing.head
-            state.withLock { $0.request = head }
-            throw CancellationError()
-        }
+        try Self.checkCancellation(before: outgoing, state: state)
+        // In place: a copy passed by value shares the header storage, which the adapter's first write copies.
         do {
-            // In place: a copy passed by value shares the header storage, which the adapter's first write copies.
-            try await adapter.adapt(&outgoing, context: context)
-        } catch {
-            let head = outgoing.head
-            state.withLock { record in
-                record.record(.adapter, adapter.name, .failed, attempt: context.attempt)
-                record.request = head
+            if try !adapter._adaptWithoutWaiting(&outgoing, context: context) {
+                try await adapter.adapt(&outgoing, context: context)
             }
+        } catch {
+            Self.record(failureOf: adapter, adapting: outgoing, attempt: context.attempt, state: state)
             throw error
         }
+        Self.record(successOf: adapter, adapting: &outgoing, attempt: context.attempt, state: state)
+    }
+
+    /// Throws `CancellationError` before an adapter runs when the call is cancelled, with the request as adapted so
+    /// far in the record.
+    private static func checkCancellation(before outgoing: OutgoingRequest, state: CallState) throws {
+        guard Task.isCancelled else { return }
+        let head = outgoing.head
+        state.withLock { $0.request = head }
+        throw CancellationError()
+    }
+
+    /// Records that `adapter` failed on `outgoing`, and the request as adapted so far.
+    private static func record(
+        failureOf adapter: any RequestAdapter, adapting outgoing: OutgoingRequest, attempt: Int, state: CallState
+    ) {
+        let head = outgoing.head
         state.withLock { record in
-            record.record(.adapter, adapter.name, .succeeded, attempt: context.attempt)
+            record.record(.adapter, adapter.name, .failed, attempt: attempt)
+            record.request = head
+        }
+    }
+
+    /// Records that `adapter` shaped `outgoing`, and puts a redirect's target back on it (see `follow`).
+    private static func record(
+        successOf adapter: any RequestAdapter, adapting outgoing: inout OutgoingRequest, attempt: Int, state: CallState
+    ) {
+        state.withLock { record in
+            record.record(.adapter, adapter.name, .succeeded, attempt: attempt)
             record.redirect?.apply(to: &outgoing, droppingBody: record.bodyDropped)
         }
     }

@@ -78,7 +78,9 @@ public struct Redirection: Hashable, Sendable {
 /// A response as decisions see it: the head and the body, read into memory.
 public struct ReceivedResponse: Sendable {
     /// The status line and header fields.
-    public var head: HTTPResponse
+    public var head: HTTPResponse {
+        didSet { status = head.status }
+    }
     /// The body (bounded by the request's or client's limit). Empty for a response that is not a success whose body
     /// was over the limit or cut short: the call still fails with that error unless a decision fails it or restarts
     /// it (a retry of a 503, a redirect).
@@ -96,13 +98,15 @@ public struct ReceivedResponse: Sendable {
         negotiatedProtocol: String? = nil
     ) {
         self.head = head
+        self.status = head.status
         self.body = body
         self.cacheStatus = cacheStatus
         self.negotiatedProtocol = negotiatedProtocol
     }
 
-    /// The status.
-    public var status: HTTPResponse.Status { head.status }
+    /// The status (`head.status`, read once: `HTTPResponse` parses it from its text each time it is asked, and a
+    /// response's decisions ask several times; issue #17).
+    public private(set) var status: HTTPResponse.Status
 }
 
 /// What a decision knows about the call.

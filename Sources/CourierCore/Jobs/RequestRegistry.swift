@@ -49,9 +49,10 @@ final class RequestRegistry: Sendable {
         /// The calls in flight: the slots taken.
         var count: Int { slots.count - freeSlots.count }
 
-        mutating func insert(_ entry: Entry) -> Int {
-            var entry = entry
-            entry.serial = nextSerial
+        /// Makes an entry for `tags`, without a task yet; returns its slot. The entry is built in its slot, not copied
+        /// there (a copy of an optional entry goes through its type's value witnesses: issue #17's profile).
+        mutating func insert(tags: Set<RequestTag>) -> Int {
+            let entry = Entry(tags: tags, task: TaskHandle(task: nil), serial: nextSerial)
             nextSerial &+= 1
             if let slot = freeSlots.popLast() {
                 slots[slot] = entry
@@ -108,7 +109,7 @@ final class RequestRegistry: Sendable {
     /// Makes the entry of a call about to start under `tags`; the call's task then runs with ``run(_:_:)``, which
     /// removes the entry as it ends. Every ticket must be run exactly once.
     func enter(tags: Set<RequestTag>) -> Ticket {
-        Ticket(slot: state.withLock { $0.insert(Entry(tags: tags, task: TaskHandle(task: nil))) })
+        Ticket(slot: state.withLock { $0.insert(tags: tags) })
     }
 
     /// Runs `operation` in a child task registered under `tags`, and waits for it.
@@ -193,7 +194,8 @@ final class RequestRegistry: Sendable {
     private func attach(to slot: Int) -> Bool {
         withUnsafeCurrentTask { task in
             state.withLock { state -> Bool in
-                guard let entry = state.slots[slot], !entry.isCancelled else { return false }
+                // Read and written in place: `if let entry = state.slots[slot]` copied the entry.
+                guard state.slots[slot]?.isCancelled == false else { return false }
                 state.slots[slot]?.task = TaskHandle(task: task)
                 return true
             }
@@ -288,7 +290,7 @@ final class RequestRegistry: Sendable {
 
     /// Registers a page sequence under `tags`, until the returned registration goes.
     func register(tags: Set<RequestTag>) -> Registration {
-        let slot = state.withLock { $0.insert(Entry(tags: tags, task: TaskHandle(task: nil))) }
+        let slot = state.withLock { $0.insert(tags: tags) }
         return Registration(registry: self, slot: slot)
     }
 }

@@ -17,6 +17,19 @@ struct ValidateStatusDecisionTests {
         #expect(decision.name == "validateStatus")
     }
 
+    @Test("a decision that changes a response's head changes its status: the status read once follows the head")
+    func statusFollowsTheHead() async throws {
+        var response = DecisionFixtures.received(200, body: "payload")
+        response.head.status = .serviceUnavailable
+        #expect(response.status == .serviceUnavailable)
+        response.head = HTTPResponse(status: .init(code: 404, reasonPhrase: "Gone Fishing"))
+        #expect(response.status.code == 404)
+        #expect(response.status.reasonPhrase == "Gone Fishing")
+        // A decision later in the chain judges the new status, not the one the transport delivered.
+        let action = try await ValidateStatusDecision().decide(response, context: DecisionFixtures.context())
+        #expect(action.caseName == "fail")
+    }
+
     @Test("a 2xx through the client returns the parsed body")
     func successThroughClient() async throws {
         let (client, mock) = Fixtures.client()

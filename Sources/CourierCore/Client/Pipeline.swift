@@ -29,7 +29,7 @@ struct Pipeline<R: Request>: Sendable {
         self.client = client
         self.request = request
         self.progress = progress
-        self.events = CallEvents(request: request, client: client)
+        self.events = CallEvents.make(request: request, client: client)
     }
 
     /// Runs the call under the request's (or client's) deadline, then logs its one line.

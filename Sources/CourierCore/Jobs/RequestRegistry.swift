@@ -28,9 +28,12 @@ final class RequestRegistry: Sendable {
         func cancel() { task?.cancel() }
     }
 
+    /// A registered call. Its task handle is kept apart, in ``State/tasks``: `UnsafeCurrentTask` is a type of a
+    /// library built for evolution, whose size is known only at run time, and with it in the entry every copy,
+    /// assignment and destruction of an optional entry went through the type's value witnesses (about 1,300
+    /// instructions per call in issue #17's profile).
     private struct Entry {
         var tags: Set<RequestTag>
-        var task: TaskHandle
         var isCancelled = false
         /// The ``cancel(where:)`` calls cancelling this entry's task right now, outside the lock.
         var cancellers = 0
@@ -42,6 +45,8 @@ final class RequestRegistry: Sendable {
     /// (a dictionary keyed by a call number cost about 1 µs per call in issue #17's profile).
     private struct State {
         var slots: [Entry?] = []
+        /// The task of the entry in the same slot, once it has attached (``RequestRegistry/attach(to:)``).
+        var tasks: [TaskHandle] = []
         var freeSlots: [Int] = []
         /// The next entry's ``Entry/serial``.
         var nextSerial: UInt64 = 0
@@ -49,16 +54,16 @@ final class RequestRegistry: Sendable {
         /// The calls in flight: the slots taken.
         var count: Int { slots.count - freeSlots.count }
 
-        /// Makes an entry for `tags`, without a task yet; returns its slot. The entry is built in its slot, not copied
-        /// there (a copy of an optional entry goes through its type's value witnesses: issue #17's profile).
+        /// Makes an entry for `tags`, without a task yet; returns its slot.
         mutating func insert(tags: Set<RequestTag>) -> Int {
-            let entry = Entry(tags: tags, task: TaskHandle(task: nil), serial: nextSerial)
+            let entry = Entry(tags: tags, serial: nextSerial)
             nextSerial &+= 1
             if let slot = freeSlots.popLast() {
                 slots[slot] = entry
                 return slot
             }
             slots.append(entry)
+            tasks.append(TaskHandle(task: nil))
             return slots.count - 1
         }
 
@@ -72,10 +77,13 @@ final class RequestRegistry: Sendable {
 
         private mutating func remove(_ slot: Int) {
             slots[slot] = nil
+            // The handle must not outlive its task (nor keep it).
+            tasks[slot] = TaskHandle(task: nil)
             freeSlots.append(slot)
             if count == 0, slots.count > State.keptSlots {
                 // After a burst, the memory goes back.
                 slots = []
+                tasks = []
                 freeSlots = []
             }
         }
@@ -196,7 +204,7 @@ final class RequestRegistry: Sendable {
             state.withLock { state -> Bool in
                 // Read and written in place: `if let entry = state.slots[slot]` copied the entry.
                 guard state.slots[slot]?.isCancelled == false else { return false }
-                state.slots[slot]?.task = TaskHandle(task: task)
+                state.tasks[slot] = TaskHandle(task: task)
                 return true
             }
         }
@@ -207,7 +215,7 @@ final class RequestRegistry: Sendable {
     private func detach(_ slot: Int) {
         while !state.withLock({ state -> Bool in
             guard (state.slots[slot]?.cancellers ?? 0) == 0 else { return false }
-            state.slots[slot]?.task = TaskHandle(task: nil)
+            state.tasks[slot] = TaskHandle(task: nil)
             return true
         }) {
             sched_yield()
@@ -245,7 +253,7 @@ final class RequestRegistry: Sendable {
                     else { continue }
                     state.slots[slot]?.isCancelled = true
                     state.slots[slot]?.cancellers += 1
-                    return (slot, entry.task)
+                    return (slot, state.tasks[slot])
                 }
                 return nil
             }

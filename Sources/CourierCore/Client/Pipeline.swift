@@ -633,11 +633,14 @@ struct Pipeline<R: Request>: Sendable {
         let context = adapterContext(server: plan.server, attempt: attempt, stripsCredentials: stripsCredentials)
         // The request's adapters, then the client's, without building a third array. After a redirect, each one
         // sees the request as it will be sent (see `CallRecord.redirect`).
-        for adapter in request.adapters {
-            try await run(adapter, on: &outgoing, context: context, state: state)
+        // An adapter that never waits runs in a synchronous call; only the others are awaited.
+        for adapter in request.adapters
+        where try !Self.adaptWithoutWaiting(adapter, &outgoing, context: context, state: state) {
+            try await adaptWaiting(adapter, &outgoing, context: context, state: state)
         }
-        for adapter in configuration.adapters {
-            try await run(adapter, on: &outgoing, context: context, state: state)
+        for adapter in configuration.adapters
+        where try !Self.adaptWithoutWaiting(adapter, &outgoing, context: context, state: state) {
+            try await adaptWaiting(adapter, &outgoing, context: context, state: state)
         }
         if stripsCredentials {
             RequestResolver.stripCredentials(from: &outgoing.head.headerFields, redactor: configuration.redactor)
@@ -749,20 +752,38 @@ struct Pipeline<R: Request>: Sendable {
     }
 
     /// Runs one adapter on `outgoing` and records it in the trace; on failure (cancellation included) the record also
-    /// gets the request as adapted so far. An adapter that never waits (`SynchronousAdapter`) runs without an
-    /// asynchronous call through the protocol.
-    private nonisolated(nonsending) func run(
+    /// gets the request as adapted so far. Only an adapter that never waits (`SynchronousAdapter`) runs here, without
+    /// an asynchronous call; returns `false`, having done nothing but check for cancellation, for the others, which
+    /// ``adaptWaiting(_:_:context:state:)`` runs.
+    private static func adaptWithoutWaiting(
         _ adapter: any RequestAdapter,
-        on outgoing: inout OutgoingRequest,
+        _ outgoing: inout OutgoingRequest,
+        context: AdapterContext,
+        state: CallState
+    ) throws -> Bool {
+        try checkCancellation(before: outgoing, state: state)
+        let done: Bool
+        do {
+            // In place: a copy passed by value shares the header storage, which the adapter's first write copies.
+            done = try adapter._adaptWithoutWaiting(&outgoing, context: context)
+        } catch {
+            record(failureOf: adapter, adapting: outgoing, attempt: context.attempt, state: state)
+            throw error
+        }
+        if done { record(successOf: adapter, adapting: &outgoing, attempt: context.attempt, state: state) }
+        return done
+    }
+
+    /// Runs an adapter that may wait (after ``adaptWithoutWaiting(_:_:context:state:)`` checked for cancellation),
+    /// recorded like it.
+    private nonisolated(nonsending) func adaptWaiting(
+        _ adapter: any RequestAdapter,
+        _ outgoing: inout OutgoingRequest,
         context: AdapterContext,
         state: CallState
     ) async throws {
-        try Self.checkCancellation(before: outgoing, state: state)
-        // In place: a copy passed by value shares the header storage, which the adapter's first write copies.
         do {
-            if try !adapter._adaptWithoutWaiting(&outgoing, context: context) {
-                try await adapter.adapt(&outgoing, context: context)
-            }
+            try await adapter.adapt(&outgoing, context: context)
         } catch {
             Self.record(failureOf: adapter, adapting: outgoing, attempt: context.attempt, state: state)
             throw error
@@ -832,7 +853,12 @@ struct Pipeline<R: Request>: Sendable {
             }
             let action: DecisionAction
             do {
-                action = try await decision.decide(received, context: decisionContext)
+                // A decision that never waits decides in a synchronous call.
+                if let now = try decision._decideWithoutWaiting(received, context: decisionContext) {
+                    action = now
+                } else {
+                    action = try await decision.decide(received, context: decisionContext)
+                }
             } catch {
                 state.withLock { $0.record(.decision, decision.name, .failed, attempt: attempt) }
                 throw error

@@ -30,11 +30,24 @@ public protocol Decision: Sendable {
     /// - Throws: An error fails the call at the ``CourierError/Stage/decide`` stage, as ``DecisionAction/fail(_:)``
     ///   would; `CancellationError` ends it as cancelled.
     func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction
+
+    /// Not API: Courier's own decisions that never wait (``ValidateStatusDecision``) decide here, synchronously;
+    /// every other decision keeps the default, which returns `nil`, and is run with its `async`
+    /// `decide(_:context:)`. An asynchronous call through the protocol costs a call two frames from its task's
+    /// allocator and looks the current task up for each (issue #17).
+    func _decideWithoutWaiting(_ response: ReceivedResponse, context: DecisionContext) throws -> DecisionAction?
 }
 
 extension Decision {
     /// Applies to every response.
     public func shouldApply(to response: ReceivedResponse, context: DecisionContext) -> Bool { true }
+
+    /// `nil`: the decision runs with `decide(_:context:)`.
+    public func _decideWithoutWaiting(_ response: ReceivedResponse, context: DecisionContext) throws
+        -> DecisionAction?
+    {
+        nil
+    }
 }
 
 /// What a decision wants to happen next.

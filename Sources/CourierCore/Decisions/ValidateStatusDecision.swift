@@ -33,6 +33,17 @@ public struct ValidateStatusDecision<APIError: Decodable & Error>: Decision {
 
     /// Continues for an acceptable status, fails otherwise.
     public func decide(_ response: ReceivedResponse, context: DecisionContext) async throws -> DecisionAction {
+        decideNow(response, context: context)
+    }
+
+    /// ``decide(_:context:)``, which never waits: the pipeline runs it without an asynchronous call.
+    public func _decideWithoutWaiting(_ response: ReceivedResponse, context: DecisionContext) throws
+        -> DecisionAction?
+    {
+        decideNow(response, context: context)
+    }
+
+    private func decideNow(_ response: ReceivedResponse, context: DecisionContext) -> DecisionAction {
         guard !acceptable(response.status) else { return .continue(with: response) }
         return .fail(Self.failure(for: response, decoder: context.jsonDecoder))
     }

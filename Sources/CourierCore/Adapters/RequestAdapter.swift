@@ -90,12 +90,12 @@ package protocol SynchronousAdapter: InPlaceAdapter {
 }
 
 extension SynchronousAdapter {
-    /// Runs ``adaptNow(_:context:)``.
+    /// Runs the adapter's synchronous work (`adaptNow(_:context:)`).
     public func adapt(_ request: inout OutgoingRequest, context: AdapterContext) async throws {
         try adaptNow(&request, context: context)
     }
 
-    /// Runs ``adaptNow(_:context:)``; `true`.
+    /// Runs the adapter's synchronous work (`adaptNow(_:context:)`); `true`.
     public func _adaptWithoutWaiting(_ request: inout OutgoingRequest, context: AdapterContext) throws -> Bool {
         try adaptNow(&request, context: context)
         return true

@@ -1,16 +1,6 @@
 import Foundation
 import HTTPTypes
 
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Android)
-    import Android
-#endif
-
 /// What the pipeline knows about a call so far, for errors and the log line.
 struct CallRecord: Sendable {
     init(events: CallEvents? = nil) { self.events = events }

@@ -82,7 +82,7 @@ struct Pipeline<R: Request>: Sendable {
     private func begin() -> (Moment, CallState) {
         let start = Moment.now
         // Locked when another task can reach the record: the attempts' task under a deadline, a live body's lease.
-        let isShared = Self.isLive || (request.timeout ?? configuration.timeout) != nil
+        let isShared = Self.isLive || timeout != nil
         let state = CallState.make(CallRecord(events: events), isShared: isShared)
         configuration.activity?.begin()
         events?.emitStarted()
@@ -93,7 +93,7 @@ struct Pipeline<R: Request>: Sendable {
     private nonisolated(nonsending) func call(start: Moment, state: CallState) async throws
         -> R.Response
     {
-        if let timeout = request.timeout ?? configuration.timeout {
+        if let timeout {
             return try await withDeadline(timeout, start: start, state: state)
         }
         return try await attempts(deadline: nil, state: state)
@@ -132,6 +132,10 @@ struct Pipeline<R: Request>: Sendable {
         configuration.activity?.end()
         return finalized
     }
+
+    /// The call's deadline: the request's, or the client's. One expression for `call` and `begin`: a call that runs
+    /// under a deadline must have a locked record (``CallState``), so the two must never disagree.
+    private var timeout: Duration? { request.timeout ?? configuration.timeout }
 
     /// Whether the request's caller takes a redirect to another scheme itself (``ReturnsForeignRedirects``).
     private static var returnsForeignRedirects: Bool { R.self is any ReturnsForeignRedirects.Type }

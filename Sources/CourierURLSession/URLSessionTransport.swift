@@ -85,7 +85,7 @@ public final class URLSessionTransport: Transport {
     let watchdog = Watchdog()
     /// The configuration's `httpAdditionalHeaders`, which the transport adds to each request itself (see
     /// ``takeAdditionalHeaders(from:)``).
-    let additionalHeaders: [(name: String, value: String)]
+    let additionalHeaders: [(name: HTTPField.Name, value: String)]
 
     /// A configuration suited to Courier: no cookie storage, no URL cache, no credential storage.
     ///
@@ -207,7 +207,9 @@ public final class URLSessionTransport: Transport {
     /// (`Authorization`, `Proxy-Authorization`, `Cookie` and every header `Redactor.defaultSensitiveHeaderNames`
     /// lists, such as `X-Api-Key`: Courier's `Authenticator` and adapters scope them to a server) and
     /// fields that are not valid HTTP, which it drops.
-    static func takeAdditionalHeaders(from configuration: URLSessionConfiguration) -> [(name: String, value: String)] {
+    static func takeAdditionalHeaders(
+        from configuration: URLSessionConfiguration
+    ) -> [(name: HTTPField.Name, value: String)] {
         let headers = configuration.httpAdditionalHeaders ?? [:]
         configuration.httpAdditionalHeaders = nil
         // Every header a redirect to another origin strips (with the default `Redactor`): `X-Api-Key` too.
@@ -216,9 +218,9 @@ public final class URLSessionTransport: Transport {
             guard let text = key as? String, let name = HTTPField.Name(text), !redactor.isOriginBound(name),
                 let value = value as? String, HTTPField.isValidValue(value)
             else { return nil }
-            return (name.rawName, value)
+            return (name, value)
         }
-        .sorted { $0.name < $1.name }
+        .sorted { $0.name.rawName < $1.name.rawName }
     }
 
     /// URLSession's own idle timeout: above the transport's, so the transport's timers fire first.
@@ -263,10 +265,8 @@ public final class URLSessionTransport: Transport {
             )
         }
         var urlRequest = try Self.makeURLRequest(
-            request.head, deadline: context.deadline, backstop: Self.backstop(limits.idleTimeout))
-        for field in additionalHeaders where urlRequest.value(forHTTPHeaderField: field.name) == nil {
-            urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
-        }
+            request.head, deadline: context.deadline, backstop: Self.backstop(limits.idleTimeout),
+            additional: additionalHeaders)
         var cancelUpload: (@Sendable () -> Void)?
         // Starts the task that feeds a streamed body into Linux's pipe, once the request's task exists.
         #if canImport(FoundationNetworking)

@@ -43,6 +43,10 @@ import Foundation
         private var callbacksSinceTurn = 0
         private var isTakingTurn = false
         private var turns = 0
+        /// The thread running one of this queue's operations right now (one at a time), if any: how
+        /// ``addOperation(_:)`` knows it is called from this queue. `OperationQueue.current` told it too, but asks
+        /// `_CFIsMainThread`, which makes `gettid` and `getpid` system calls: three of each per request.
+        private var operationThread: pthread_t?
         /// Callbacks (of at most 16 KiB each, about 1 MiB in all) between two turns (see ``takeTurn(_:)``).
         static let turnInterval = 64
 
@@ -59,15 +63,22 @@ import Foundation
             pendingOperations += 1
             condition.unlock()
             super.addOperation { [self] in
+                condition.lock()
+                operationThread = pthread_self()
+                condition.unlock()
                 block()
                 condition.lock()
+                operationThread = nil
                 pendingOperations -= 1
                 condition.broadcast()
                 condition.unlock()
             }
-            // Never wait on the delegate queue itself: the operations it would wait for run there.
-            guard OperationQueue.current !== self else { return }
             condition.lock()
+            // Never wait on the delegate queue itself: the operations it would wait for run there.
+            if let thread = operationThread, pthread_equal(thread, pthread_self()) != 0 {
+                condition.unlock()
+                return
+            }
             while !isInvalidated {
                 if pendingOperations > maxPendingOperations {
                     condition.wait()

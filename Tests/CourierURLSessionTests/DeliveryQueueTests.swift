@@ -55,6 +55,43 @@ import Testing
             #expect(lane.deliveryQueue.isAttached)
         }
 
+        @Test("an operation that adds one to its own queue is not held back by a pause or a full queue")
+        func addingFromTheQueueItself() async throws {
+            // Room for one queued operation and, once paused for a reader, a hold of up to 10 minutes (past the
+            // suite's time limit) for a thread outside the queue. An operation of the queue itself must not wait:
+            // it would wait for operations that run only after it.
+            let queue = DeliveryQueue(maxPendingOperations: 1, maxStall: .seconds(600))
+            defer { queue.invalidate() }
+            let request = queue.begin()
+            let paused = DispatchSemaphore(value: 0)
+            let finished = DispatchSemaphore(value: 0)
+            let ran = LockedBox<[String]>([])
+            // Added before the pause, so this thread does not wait; it runs once the pause is in place.
+            queue.addOperation {
+                paused.wait()
+                queue.addOperation { ran.withLock { $0.append("inner") } }
+                queue.addOperation {
+                    ran.withLock { $0.append("last") }
+                    finished.signal()
+                }
+                ran.withLock { $0.append("outer") }
+            }
+            queue.pause(request)
+            paused.signal()
+            // Only a bound for the failure: held back, the operation would wait until the queue is invalidated.
+            let finishedInTime = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(returning: finished.wait(timeout: .now() + 10) == .success)
+                }
+            }
+            if !finishedInTime {
+                queue.invalidate()
+                finished.wait()
+            }
+            #expect(finishedInTime)
+            #expect(ran.withLock { $0 } == ["outer", "inner", "last"])
+        }
+
         @Test("a download takes a turn every 64 callbacks, gets every byte, and the next download on the session runs")
         func turnsDuringADownload() async throws {
             let server = try TestServer.start()

@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -28,6 +29,17 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     /// request, where `raw-ahc`'s long-lived worker tasks reuse theirs: `courier-ahc / raw-ahc-task` leaves out what
     /// the task per call and the idle timer cost.
     case rawAHCTask = "raw-ahc-task"
+    /// AsyncHTTPClient's older, delegate-based API (`execute(request:deadline:)`, which collects the body with its
+    /// `ResponseAccumulator`), with `raw-ahc`'s settings: what that API costs per request, next to the async API's.
+    /// Not in the timed matrix by default.
+    case rawAHCDelegate = "raw-ahc-delegate"
+    /// The delegate-based API with a delegate of this harness's (``IdleWatchingCollector``): the body collected, an
+    /// idle timer of its own that is scheduled once per request and moved only when it fires early (where
+    /// AsyncHTTPClient's read timeout cancels and schedules one on every read), and a task-cancellation handler that
+    /// cancels AsyncHTTPClient's task. What a transport on that API would pay for `raw-ahc-idle`'s features, and what
+    /// would let it end a request without cancelling a Swift task (so without Courier's task per call):
+    /// `raw-ahc-delegate-idle / raw-ahc-idle`. Not in the timed matrix by default.
+    case rawAHCDelegateIdle = "raw-ahc-delegate-idle"
     /// ``CourierAsyncHTTPClient/AsyncHTTPClientTransport`` alone, without Courier's pipeline: a request built once,
     /// handed to the transport's `send` with a default context, its body collected (and decoded with `JSONDecoder`).
     /// `courier-transport / raw-ahc-idle` is what the transport's conversions cost (both have the idle timer),
@@ -50,7 +62,9 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     case courierInstant = "courier-instant"
 
     /// The clients the matrix measures when `--clients` does not say.
-    static var matrixDefault: [ClientKind] { allCases.filter { $0 != .courierInstant } }
+    static var matrixDefault: [ClientKind] {
+        allCases.filter { ![.courierInstant, .rawAHCDelegate, .rawAHCDelegateIdle].contains($0) }
+    }
 
     /// The client a client is compared with (its raw transport, or for `openapi-courier` the official OpenAPI
     /// transport); `nil` for the raw clients themselves.
@@ -59,7 +73,9 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
         case .openapiCourier: .openapiAHC
         case .courierAHC, .openapiAHC: .rawAHC
         case .courierURLSession: .rawURLSession
-        case .rawAHC, .rawAHCIdle, .rawAHCTask, .courierTransport, .rawURLSession, .courierInstant: nil
+        case .rawAHC, .rawAHCIdle, .rawAHCTask, .rawAHCDelegate, .rawAHCDelegateIdle, .courierTransport, .rawURLSession,
+            .courierInstant:
+            nil
         }
     }
 }
@@ -287,6 +303,13 @@ func makeClient(_ kind: ClientKind, endpoint: ServerHost.Endpoint, connections: 
         return RawAHCLoopbackClient(
             url: tinyURL, connections: connections, tls: try endpoint.clientTLS(), readTimeout: .seconds(60),
             taskPerRequest: kind == .rawAHCTask)
+    case .rawAHCDelegate:
+        return RawAHCDelegateLoopbackClient(
+            http: RawAHCLoopbackClient.makeHTTPClient(connections: connections), url: tinyURL.absoluteString)
+    case .rawAHCDelegateIdle:
+        return RawAHCDelegateLoopbackClient(
+            http: RawAHCLoopbackClient.makeHTTPClient(connections: connections), url: tinyURL.absoluteString,
+            idle: .seconds(60))
     case .courierTransport:
         return TransportLoopbackClient(url: tinyURL, connections: connections, tls: try endpoint.courierTLSOptions())
     case .courierURLSession:
@@ -308,5 +331,94 @@ struct InstantTransport: Transport {
 
     func send(_ request: OutgoingRequest, context: TransportContext) async throws -> TransportResponse {
         TransportResponse(head: head, body: MessageBody(body))
+    }
+}
+
+/// AsyncHTTPClient's delegate-based API (`raw-ahc-delegate`, and with `idle`, `raw-ahc-delegate-idle`).
+struct RawAHCDelegateLoopbackClient: LoopbackClient {
+    let http: HTTPClient
+    let url: String
+    let decoder = JSONDecoder()
+    /// With a value, the request goes through an ``IdleWatchingCollector`` with this idle timeout, under a
+    /// task-cancellation handler; without, through `execute(request:deadline:)`.
+    var idle: TimeAmount? = nil
+
+    func fetch(decode: Bool) async throws {
+        let request = try HTTPClient.Request(url: url)
+        if let idle {
+            let task = http.execute(request: request, delegate: IdleWatchingCollector(idle: idle), deadline: nil)
+            let (status, body) = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+            guard status == .ok else { throw LoopbackError.unexpectedStatus(Int(status.code)) }
+            if decode {
+                _ = try decoder.decode(TinyPayload.self, from: body)
+            }
+            return
+        }
+        let response = try await http.execute(request: request, deadline: nil).get()
+        guard response.status == .ok else { throw LoopbackError.unexpectedStatus(Int(response.status.code)) }
+        if decode, let body = response.body {
+            _ = try decoder.decode(TinyPayload.self, from: body)
+        }
+    }
+
+    func shutdown() async {
+        try? await http.shutdown()
+    }
+}
+
+/// A delegate that collects the response and fails it with `HTTPClientError.readTimeout` when no byte of it arrived
+/// for `idle`: one timer per request, armed when the request is sent; each read records its time, and the timer, when
+/// it fires before the last read's time plus `idle`, is armed again for then (Netty's `IdleStateHandler` works so).
+///
+/// `@unchecked Sendable`: AsyncHTTPClient calls every method on the task's event loop, one at a time, and the timer
+/// runs on that loop too, so the mutable state is never touched from two threads.
+final class IdleWatchingCollector: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = (HTTPResponseStatus, ByteBuffer)
+    let idle: TimeAmount
+    var status: HTTPResponseStatus = .ok
+    var body = ByteBuffer()
+    var lastRead = NIODeadline.uptimeNanoseconds(0)
+    var timer: Scheduled<Void>?
+
+    init(idle: TimeAmount) { self.idle = idle }
+
+    func didSendRequest(task: HTTPClient.Task<Response>) {
+        lastRead = .now()
+        arm(task, at: lastRead + idle)
+    }
+
+    private func arm(_ task: HTTPClient.Task<Response>, at deadline: NIODeadline) {
+        timer = task.eventLoop.scheduleTask(deadline: deadline) { [self] in
+            let due = lastRead + idle
+            if due > .now() { arm(task, at: due) } else { task.fail(reason: HTTPClientError.readTimeout) }
+        }
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        status = head.status
+        lastRead = .now()
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ part: ByteBuffer) -> EventLoopFuture<Void> {
+        var part = part
+        body.writeBuffer(&part)
+        lastRead = .now()
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Response>, _ error: Error) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+        timer?.cancel()
+        timer = nil
+        return (status, body)
     }
 }

@@ -122,7 +122,8 @@ enum Report {
     /// (that, with a task per request, as Courier's calls have), and what those two features cost raw AHC itself
     /// (raw-ahc-idle / raw-ahc, raw-ahc-task / raw-ahc-idle), and the two halves of Courier-AHC's cost: its transport
     /// alone over raw AHC (courier-transport / raw-ahc-idle) and its pipeline over its transport (courier-ahc /
-    /// courier-transport), cell by cell, per protocol:
+    /// courier-transport), and, when asked for, the delegate-based API with its own idle timer over the async API with
+    /// AsyncHTTPClient's (raw-ahc-delegate-idle / raw-ahc-idle), cell by cell, per protocol:
     /// each ratio per round (both clients of a pair measured in the same round), then the median of those rounds.
     private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
         let protocolColumn = showsProtocol(options)
@@ -143,6 +144,7 @@ enum Report {
                 (ClientKind.courierAHC, ClientKind.rawAHCTask), (ClientKind.rawAHCIdle, ClientKind.rawAHC),
                 (ClientKind.rawAHCTask, ClientKind.rawAHCIdle), (ClientKind.courierTransport, ClientKind.rawAHCIdle),
                 (ClientKind.courierAHC, ClientKind.courierTransport),
+                (ClientKind.rawAHCDelegateIdle, ClientKind.rawAHCIdle),
             ]
         for wire in options.protocols {
             for (kind, baseline) in pairs {

@@ -39,13 +39,14 @@ enum WireProtocol: String, CaseIterable, Sendable, Hashable {
     ///
     /// The URLSession clients cannot: on Linux, swift-corelibs-foundation's `URLSession` cannot be told to trust a
     /// custom root (Courier's `URLSessionTransport` reports `unsupported` for custom trust roots), and the embedded
-    /// server's root is not in the system's store.
+    /// server's root is not in the system's store. The delegate-API clients are measured over http only: they are a
+    /// baseline for one question (what AsyncHTTPClient's older API costs per request), not a TLS client.
     func supports(_ kind: ClientKind) -> Bool {
         switch kind {
         case .courierAHC, .rawAHC, .rawAHCIdle, .rawAHCTask, .courierTransport, .openapiAHC, .openapiCourier,
             .courierInstant:
             true
-        case .courierURLSession, .rawURLSession: !isSecure
+        case .courierURLSession, .rawURLSession, .rawAHCDelegate, .rawAHCDelegateIdle: !isSecure
         }
     }
 }

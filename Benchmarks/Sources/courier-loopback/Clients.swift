@@ -345,22 +345,21 @@ struct RawAHCDelegateLoopbackClient: LoopbackClient {
 
     func fetch(decode: Bool) async throws {
         let request = try HTTPClient.Request(url: url)
+        let status: HTTPResponseStatus
+        let body: ByteBuffer?
         if let idle {
             let task = http.execute(request: request, delegate: IdleWatchingCollector(idle: idle), deadline: nil)
-            let (status, body) = try await withTaskCancellationHandler {
+            (status, body) = try await withTaskCancellationHandler {
                 try await task.futureResult.get()
             } onCancel: {
                 task.cancel()
             }
-            guard status == .ok else { throw LoopbackError.unexpectedStatus(Int(status.code)) }
-            if decode {
-                _ = try decoder.decode(TinyPayload.self, from: body)
-            }
-            return
+        } else {
+            let response = try await http.execute(request: request, deadline: nil).get()
+            (status, body) = (response.status, response.body)
         }
-        let response = try await http.execute(request: request, deadline: nil).get()
-        guard response.status == .ok else { throw LoopbackError.unexpectedStatus(Int(response.status.code)) }
-        if decode, let body = response.body {
+        guard status == .ok else { throw LoopbackError.unexpectedStatus(Int(status.code)) }
+        if decode, let body {
             _ = try decoder.decode(TinyPayload.self, from: body)
         }
     }

@@ -76,16 +76,16 @@ struct Options: Sendable {
                               seconds/N, so a change in the machine's speed reaches them alike (default 6)
           --concurrency A,B   concurrency levels (default 1,64)
           --clients LIST      any of courier-ahc,raw-ahc,raw-ahc-idle,raw-ahc-task,courier-transport,
-                              courier-urlsession,raw-urlsession,openapi-ahc,openapi-courier (default all),
+                              courier-urlsession,raw-urlsession,openapi-ahc,openapi-courier (default: these),
                               courier-instant,raw-ahc-delegate,raw-ahc-delegate-idle; raw-ahc-idle is raw-ahc
-                              with the 60 s read timeout Courier's transport sets by default, raw-ahc-task is that with each request in a child task
-                              of its own, as Courier runs each call, courier-transport is Courier's
-                              AsyncHTTPClient transport driven directly, without the pipeline, and
-                              courier-instant (not in the default list) Courier's pipeline on a transport that
-                              answers at once, without a network: for count-instructions; also (not in the
-                              default list, http only) raw-ahc-delegate, AsyncHTTPClient's delegate-based API,
-                              and raw-ahc-delegate-idle, that API with an idle timer armed once per request and
-                              a task-cancellation handler
+                              with the 60 s read timeout Courier's transport sets by default, raw-ahc-task is
+                              that with each request in a child task of its own, as Courier runs each call,
+                              courier-transport is Courier's AsyncHTTPClient transport driven directly, without
+                              the pipeline; not in the default list: courier-instant, Courier's pipeline on a
+                              transport that answers at once, without a network (for count-instructions), and
+                              (http only) raw-ahc-delegate, AsyncHTTPClient's delegate-based API, and
+                              raw-ahc-delegate-idle, that API with an idle timer armed once per request and a
+                              task-cancellation handler
           --protocols LIST    any of http,https,h2 (default http): plain HTTP/1.1, HTTP/1.1 over TLS, HTTP/2
                               over TLS (ALPN), each against its own embedded server, interleaved in each round;
                               the URLSession clients are measured over http only (no custom CA on Linux)

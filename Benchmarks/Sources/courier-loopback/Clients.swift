@@ -38,7 +38,10 @@ enum ClientKind: String, CaseIterable, Sendable, Hashable {
     /// AsyncHTTPClient's read timeout cancels and schedules one on every read), and a task-cancellation handler that
     /// cancels AsyncHTTPClient's task. What a transport on that API would pay for `raw-ahc-idle`'s features, and what
     /// would let it end a request without cancelling a Swift task (so without Courier's task per call):
-    /// `raw-ahc-delegate-idle / raw-ahc-idle`. Not in the timed matrix by default.
+    /// `raw-ahc-delegate-idle / raw-ahc-idle`, which also leaves out AsyncHTTPClient's request tracing (a no-op span
+    /// with no tracer bootstrapped), done on its async API only; Courier's transport turns it off, so
+    /// `raw-ahc-delegate-idle` against `courier-transport` compares the two APIs alone. Not in the timed matrix by
+    /// default.
     case rawAHCDelegateIdle = "raw-ahc-delegate-idle"
     /// ``CourierAsyncHTTPClient/AsyncHTTPClientTransport`` alone, without Courier's pipeline: a request built once,
     /// handed to the transport's `send` with a default context, its body collected (and decoded with `JSONDecoder`).

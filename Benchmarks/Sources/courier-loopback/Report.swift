@@ -123,7 +123,8 @@ enum Report {
     /// (raw-ahc-idle / raw-ahc, raw-ahc-task / raw-ahc-idle), and the two halves of Courier-AHC's cost: its transport
     /// alone over raw AHC (courier-transport / raw-ahc-idle) and its pipeline over its transport (courier-ahc /
     /// courier-transport), and, when asked for, the delegate-based API with its own idle timer over the async API with
-    /// AsyncHTTPClient's (raw-ahc-delegate-idle / raw-ahc-idle), cell by cell, per protocol:
+    /// AsyncHTTPClient's (raw-ahc-delegate-idle / raw-ahc-idle, which also leaves out the request tracing only the
+    /// async API does), cell by cell, per protocol:
     /// each ratio per round (both clients of a pair measured in the same round), then the median of those rounds.
     private static func ratios(_ results: [CellResult], options: Options) -> [[String]] {
         let protocolColumn = showsProtocol(options)
